@@ -1,0 +1,173 @@
+"""Building candidates into shared libraries with ninja, cached by content hash.
+
+A build is keyed by the sha256 of everything that determines its output (sources,
+the runtime headers, compiler identity, flags). An unchanged candidate is never
+rebuilt: its library is already in the cache. Many candidates build in one ninja
+run, in parallel; compiler diagnostics are kept per candidate for the repair loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import OpgenError
+
+RUNTIME = Path(__file__).parent / "runtime"
+BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall"]
+OPENMP_FLAGS = ["-fopenmp"]
+DIAGNOSTIC_LIMIT = 4000  # characters of compiler output sent back to the LLM
+
+
+def cache_root() -> Path:
+    env = os.environ.get("OPGEN_CACHE_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / ".opgen-cache"
+
+
+@functools.cache
+def toolchain() -> dict[str, str]:
+    """Compiler identity and the instruction set -march=native resolves to here."""
+    cxx = os.environ.get("CXX", "g++")
+    path = shutil.which(cxx)
+    if path is None:
+        raise OpgenError(f"C++ compiler {cxx!r} not found", hint="install g++ (apt-get install g++) or set CXX")
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    target = subprocess.run([cxx, "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
+    march = re.search(r"-march=\s+(\S+)", target)
+    ninja = shutil.which("ninja") or _python_ninja()
+    return {"cxx": cxx, "cxx_version": version, "isa": march.group(1) if march else "unknown", "ninja": ninja}
+
+
+def _python_ninja() -> str:
+    try:
+        import ninja  # the PyPI package ships a binary
+
+        return str(Path(ninja.BIN_DIR) / "ninja")
+    except ImportError:
+        raise OpgenError("ninja not found", hint="pip install ninja (it is in opgen's dependencies)") from None
+
+
+@dataclass
+class BuildJob:
+    """One shared library from a few sources (kernel + generated shim)."""
+
+    name: str
+    sources: dict[str, str]  # file name -> text
+    threads: bool = False
+    extra_flags: list[str] = field(default_factory=list)
+
+    @property
+    def flags(self) -> list[str]:
+        return BASE_FLAGS + (OPENMP_FLAGS if self.threads else []) + self.extra_flags
+
+    @property
+    def key(self) -> str:
+        h = hashlib.sha256()
+        tc = toolchain()
+        h.update(json.dumps([tc["cxx_version"], tc["isa"], self.flags], sort_keys=True).encode())
+        for header in sorted(RUNTIME.glob("*.h*")):
+            h.update(header.name.encode() + b"\0" + header.read_bytes())
+        for name in sorted(self.sources):
+            h.update(name.encode() + b"\0" + self.sources[name].encode() + b"\0")
+        return h.hexdigest()[:32]
+
+
+@dataclass
+class BuildResult:
+    job: BuildJob
+    ok: bool
+    library: Path | None
+    diagnostics: str
+    cached: bool
+    seconds: float
+    flags: list[str]
+
+    def record(self) -> dict:
+        tc = toolchain()
+        return {"compiler": tc["cxx_version"], "flags": self.flags, "isa": tc["isa"], "cache_key": self.job.key}
+
+
+def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildResult]:
+    """Build every job (skipping cached ones) in one ninja run; results in job order."""
+    started = time.monotonic()
+    root = cache_root() / "build"
+    root.mkdir(parents=True, exist_ok=True)
+    pending = []
+    for job in jobs:
+        out_dir = root / job.key
+        if not (out_dir / "lib.so").exists():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in job.sources.items():
+                _write_if_changed(out_dir / name, text)
+            pending.append(job)
+    if pending:
+        ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
+        ninja_file.write_text(_ninja_text(pending, root))
+        try:
+            subprocess.run(
+                [toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
+                cwd=root, capture_output=True, text=True,
+            )
+        finally:
+            ninja_file.unlink(missing_ok=True)
+    elapsed = time.monotonic() - started
+    results = []
+    for job in jobs:
+        out_dir = root / job.key
+        lib = out_dir / "lib.so"
+        diagnostics = "".join(
+            p.read_text(errors="replace") for p in sorted(out_dir.glob("*.log")) if p.stat().st_size
+        )
+        results.append(BuildResult(
+            job=job, ok=lib.exists(), library=lib if lib.exists() else None,
+            diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job not in pending,
+            seconds=elapsed if job in pending else 0.0, flags=job.flags,
+        ))
+    return results
+
+
+def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
+    tc = toolchain()
+    # Each compile writes its diagnostics next to its object so the repair loop can
+    # hand the LLM exactly its own errors; a failed compile leaves no object behind.
+    lines = [
+        "rule cxx",
+        f"  command = {tc['cxx']} $flags -I{RUNTIME} -c $in -o $out 2> $out.log || (rm -f $out; exit 1)",
+        "  description = CXX $in",
+        "rule link",
+        f"  command = {tc['cxx']} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
+        "  description = LINK $out",
+    ]
+    for job in jobs:
+        d = root / job.key
+        flags = " ".join(job.flags)
+        objs = []
+        for name in sorted(job.sources):
+            if not name.endswith((".cpp", ".cc")):
+                continue
+            obj = d / (name + ".o")
+            objs.append(str(obj))
+            lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
+        lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {flags}"]
+    return "\n".join(lines) + "\n"
+
+
+def trim_diagnostics(text: str, build_dir: Path) -> str:
+    """Compiler output an LLM can use: build paths removed, errors first, bounded."""
+    text = text.replace(str(build_dir) + "/", "")
+    errors = [line for line in text.splitlines() if "error" in line]
+    body = text if len(text) <= DIAGNOSTIC_LIMIT else "\n".join(errors)[:DIAGNOSTIC_LIMIT]
+    return body.strip()
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)

@@ -1,0 +1,237 @@
+"""The ``opgen`` command: thin typer commands that forward to plain functions.
+
+Exit codes: 0 success; 1 a failure (nothing admitted, a rejection, a stale or failing
+entry, a user error, printed without a traceback); 3 the file exchange is waiting for
+an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .admission import GateSettings
+from .errors import AwaitingAnswer, OpgenError
+from .library import reverify, status_rows, verify_source
+from .llm.providers import choose_provider
+from .llm.recordings import Recordings
+from .project import Project
+from .registry import Registry
+from .spec import TARGET_IDS, TARGETS, load_all
+from .synthesize import synthesize_overload
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM-written native operator kernels, admitted only when proven.")
+console = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
+
+EXIT_FAILED, EXIT_AWAITING = 1, 3
+RootOpt = typer.Option(None, "--root", help="Project root holding specs/ and generated/ (default: $OPGEN_ROOT or the current directory).")
+
+
+def _settings(examples: int | None) -> GateSettings:
+    if examples is None:
+        return GateSettings()
+    return GateSettings(dev_examples=examples, admission_examples=examples)
+
+
+def _fail(exc: OpgenError) -> None:
+    console.print("[bold red]error:[/]", exc.render(), highlight=False)
+    raise typer.Exit(EXIT_AWAITING if isinstance(exc, AwaitingAnswer) else EXIT_FAILED)
+
+
+@app.command()
+def synthesize(
+    op: str = typer.Argument(..., help="Op name as the compiler sees it, e.g. operator.matmul."),
+    target: str = typer.Option("cpp", "--target", help=f"One of {', '.join(TARGETS)}."),
+    overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (default: all)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name (default: $OPGEN_MODEL)."),
+    max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per overload, repairs included."),
+    provider: Optional[str] = typer.Option(None, "--provider", help="auto (default), openai, file or replay."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="instructor mode: tools (default), json, md_json, json_schema."),
+    exchange_dir: Optional[Path] = typer.Option(None, "--exchange-dir", help="Where --provider file writes prompts and reads answers (default: exchange/)."),
+    answered_by: Optional[str] = typer.Option(None, "--answered-by", help="Who answers a file exchange (recorded in provenance)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Completion token limit per request."),
+    examples: Optional[int] = typer.Option(None, "--examples", help="Hypothesis examples per verification run."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Ask an LLM for a kernel, build it, verify it, and admit it to the registry."""
+    try:
+        project = Project.locate(root)
+        specs = load_all(project.specs)
+        if op not in specs:
+            raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
+        if target not in TARGETS:
+            raise OpgenError(f"unknown target {target!r}", hint=f"choose one of {', '.join(TARGETS)}")
+        spec = specs[op]
+        if target not in spec.targets:
+            raise OpgenError(f"{op} does not list target {target}", hint=f"its targets are {', '.join(spec.targets)}")
+        chosen = [spec.overload(n) for n in overload] if overload else spec.overloads
+        llm = choose_provider(provider, model=model, recordings=Recordings(project.recordings),
+                              exchange_dir=exchange_dir or project.root / "exchange", mode=mode,
+                              answered_by=answered_by, max_tokens=max_tokens)
+        failed = 0
+        for o in chosen:
+            console.rule(escape(f"{op} [{o.name}] -> {TARGET_IDS[target]}"))
+            with console.status(f"{op} {o.name}") as status:
+                def report(msg: str) -> None:
+                    status.update(f"{op} {o.name}: {msg}")
+                    console.print(f"  {msg}", highlight=False)
+
+                result = synthesize_overload(project, spec, o, llm, target=target, max_attempts=max_attempts,
+                                             settings=_settings(examples), report=report)
+            if result.admitted:
+                ev = result.entry.data["evidence"]
+                console.print(f"[green]admitted[/] {op} {o.name} ({TARGET_IDS[target]}) after {len(result.attempts)} "
+                              f"attempt(s): {ev['examples']} examples, worst rel error {ev['worst_rel_error']:.3g}; "
+                              f"entry {result.entry.path}", highlight=False)
+            else:
+                failed += 1
+                console.print(f"[red]not admitted[/] {op} {o.name}: {result.error}", highlight=False)
+                for a in result.attempts:
+                    console.print(f"  attempt {a.number}: {a.stage}: {a.feedback.splitlines()[0][:200]}", highlight=False)
+                console.print(f"  transcript: {result.transcript_path}", highlight=False)
+        raise typer.Exit(EXIT_FAILED if failed else 0)
+    except OpgenError as exc:
+        _fail(exc)
+
+
+@app.command()
+def verify(
+    ops: Optional[list[str]] = typer.Argument(None, help="Ops to re-verify."),
+    all_: bool = typer.Option(False, "--all", help="Re-verify every registry entry."),
+    source: Optional[Path] = typer.Option(None, "--source", help="A hand-written candidate to put through the admission gate."),
+    op: Optional[str] = typer.Option(None, "--op", help="With --source: the op it implements."),
+    overload: Optional[str] = typer.Option(None, "--overload", help="With --source: the overload (default: the ones the file defines)."),
+    examples: Optional[int] = typer.Option(None, "--examples", help="Hypothesis examples per verification run."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Re-verify registry entries on fresh seeds, or gate a hand-written source file."""
+    try:
+        project = Project.locate(root)
+        if source is not None:
+            if not op:
+                raise OpgenError("--source needs --op", hint="e.g. opgen verify --source my_matmul.cpp --op operator.matmul")
+            if not source.exists():
+                raise OpgenError(f"{source} does not exist")
+            results = verify_source(project, op, overload, source, _settings(examples))
+            if as_json:
+                out.print_json(json.dumps([{"op": op, "overload": name, "ok": g.ok, "stage": g.stage,
+                                            "message": g.feedback, "evidence": g.evidence} for name, g in results]))
+            for name, g in results:
+                colour = "green" if g.ok else "red"
+                console.print(f"[{colour}]{'admissible' if g.ok else 'rejected'}[/] {op} {name} ({g.stage})", highlight=False)
+                if not g.ok:
+                    console.print(g.feedback, highlight=False, markup=False)
+            raise typer.Exit(0 if all(g.ok for _, g in results) else EXIT_FAILED)
+        if not ops and not all_:
+            raise OpgenError("nothing to verify", hint="name ops, or pass --all, or --source FILE --op OP")
+        rows = [r for r in status_rows(project) if all_ or r.op in (ops or [])]
+        if ops and (unknown := set(ops) - {r.op for r in rows}):
+            raise OpgenError(f"no spec or entry for {', '.join(sorted(unknown))}")
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("verifying", total=len(rows))
+            results = reverify(project, rows, _settings(examples),
+                               progress=lambda r: bar.update(task, advance=1, description=f"{r.op} {r.overload}"))
+        if as_json:
+            out.print_json(json.dumps({"results": [r.as_dict() for r in results],
+                                       "passed": sum(r.ok for r in results), "failed": sum(not r.ok for r in results)}))
+        else:
+            table = Table("op", "overload", "target", "result", "examples", "detail")
+            for r in results:
+                table.add_row(r.row.op, r.row.overload, r.row.target, "[green]pass[/]" if r.ok else f"[red]{r.stage}[/]",
+                              str(r.evidence.get("examples", "")), "" if r.ok else r.message.splitlines()[0][:100])
+            out.print(table)
+        raise typer.Exit(0 if results and all(r.ok for r in results) else EXIT_FAILED)
+    except OpgenError as exc:
+        _fail(exc)
+
+
+@app.command("list")
+def list_(
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Every spec overload and its registry status per target: verified, stale, missing."""
+    try:
+        rows = status_rows(Project.locate(root))
+    except OpgenError as exc:
+        _fail(exc)
+    if as_json:
+        out.print_json(json.dumps([r.as_dict() for r in rows]))
+        return
+    colours = {"verified": "green", "stale": "yellow", "missing": "red"}
+    table = Table("op", "overload", "target", "status", "detail")
+    for r in rows:
+        table.add_row(r.op, r.overload, r.target, f"[{colours.get(r.status, 'white')}]{r.status}[/]", "; ".join(r.reasons))
+    out.print(table)
+    counts = {s: sum(r.status == s for r in rows) for s in ("verified", "stale", "missing")}
+    out.print(", ".join(f"{n} {s}" for s, n in counts.items()))
+
+
+@app.command()
+def show(
+    op: str = typer.Argument(..., help="Op name."),
+    overload: Optional[str] = typer.Option(None, "--overload"),
+    target: str = typer.Option("cpp", "--target"),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """An op's entries: native signature, status, evidence, provenance, transcript path."""
+    try:
+        project = Project.locate(root)
+        specs = load_all(project.specs)
+        if op not in specs:
+            raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
+        registry = Registry(project.generated)
+        overloads = [specs[op].overload(overload)] if overload else specs[op].overloads
+        shown = []
+        for o in overloads:
+            entry = registry.get(op, o.name, TARGET_IDS.get(target, target))
+            if entry is None:
+                shown.append({"op": op, "overload": o.name, "target": TARGET_IDS.get(target, target), "status": "missing"})
+                continue
+            status, reasons = entry.status(specs[op])
+            shown.append({**entry.data, "status": status, "stale_reasons": reasons, "path": str(entry.path),
+                          "transcript_path": str(entry.file("transcript"))})
+    except OpgenError as exc:
+        _fail(exc)
+    if as_json:
+        out.print_json(json.dumps(shown))
+        return
+    for e in shown:
+        out.rule(escape(f"{op} [{e['overload']}] {e['target']}: {e['status']}"))
+        if e["status"] == "missing":
+            out.print(f"no entry; run: opgen synthesize {op} --overload {e['overload']}")
+            continue
+        ev, pv = e["evidence"], e["provenance"]
+        out.print(f"signature  {e['signature']['python']}")
+        out.print(f"C++        {e['signature']['cpp']}")
+        out.print(f"C symbol   {e['signature']['c_symbol']}")
+        out.print(f"evidence   {ev['examples']} examples, seeds {[r['seed'] for r in ev['runs']]}, "
+                  f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, {ev['date']}")
+        out.print(f"build      {ev['build']['compiler']} {' '.join(ev['build']['flags'])} (isa {ev['build']['isa']})")
+        model = pv.get("model") or (pv.get("original") or {}).get("model")
+        out.print(f"provenance provider {pv['provider']}, model {model or 'none recorded'}, attempts {pv['attempts']}, "
+                  f"tokens {pv['tokens']}" + (f", answered by {pv['answered_by']}" if pv.get("answered_by") else ""))
+        out.print(f"transcript {e['transcript_path']}")
+        for reason in e.get("stale_reasons", []):
+            out.print(f"[yellow]stale:[/] {reason}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

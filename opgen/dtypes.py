@@ -1,0 +1,73 @@
+"""Element types: one table, read by the spec parser, the ABI, the harness and the prompts.
+
+Keeping every per-dtype fact (NumPy name, C++ and Rust spelling, DLPack code and
+bits, default tolerance) in one row is what lets C++, Rust, CUDA and the harness
+differ only as data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# DLPack's DLDataTypeCode values (dlpack.h): kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBool=6.
+DL_INT, DL_UINT, DL_FLOAT, DL_BOOL = 0, 1, 2, 6
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    numpy: str
+    cpp: str
+    rust: str
+    dl_code: int
+    bits: int
+    # Default closeness |got - ref| <= atol + rtol*|ref|, in the spirit of
+    # torch.testing.assert_close's per-dtype defaults. Integers and bools are exact.
+    rtol: float
+    atol: float
+
+    @property
+    def is_float(self) -> bool:
+        return self.dl_code == DL_FLOAT
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.numpy)
+
+    @property
+    def eps(self) -> float:
+        return float(np.finfo(self.numpy).eps) if self.is_float else 0.0
+
+
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in (
+        DType("float16", "float16", "_Float16", "f16", DL_FLOAT, 16, 1e-3, 1e-5),
+        DType("float32", "float32", "float", "f32", DL_FLOAT, 32, 1.3e-6, 1e-5),
+        DType("float64", "float64", "double", "f64", DL_FLOAT, 64, 1e-7, 1e-7),
+        DType("int8", "int8", "int8_t", "i8", DL_INT, 8, 0.0, 0.0),
+        DType("int16", "int16", "int16_t", "i16", DL_INT, 16, 0.0, 0.0),
+        DType("int32", "int32", "int32_t", "i32", DL_INT, 32, 0.0, 0.0),
+        DType("int64", "int64", "int64_t", "i64", DL_INT, 64, 0.0, 0.0),
+        DType("uint8", "uint8", "uint8_t", "u8", DL_UINT, 8, 0.0, 0.0),
+        DType("bool", "bool", "bool", "bool", DL_BOOL, 8, 0.0, 0.0),
+    )
+}
+
+
+def dtype(name: str) -> DType:
+    """Look a dtype up by name; the error lists the known ones."""
+    try:
+        return DTYPES[name]
+    except KeyError:
+        known = ", ".join(DTYPES)
+        raise KeyError(f"unknown dtype {name!r}; known dtypes: {known}") from None
+
+
+def dtype_of_code(code: int, bits: int) -> DType:
+    for d in DTYPES.values():
+        if d.dl_code == code and d.bits == bits:
+            return d
+    raise KeyError(f"no dtype with DLPack code {code} and {bits} bits")

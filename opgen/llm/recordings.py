@@ -1,0 +1,60 @@
+"""Recorded exchanges: answers kept by request hash so a run can be replayed offline.
+
+A recording is made whenever a provider (file exchange or an HTTP endpoint) answers a
+request. Replaying one re-uses the answer only; building and verification run afresh.
+Provenance travels with the recording and is never rewritten: a replay says who
+originally answered, and that it is a replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .response import KernelAnswer
+
+
+def request_hash(messages: list[dict[str, str]]) -> str:
+    blob = {"messages": messages, "schema": KernelAnswer.model_json_schema()}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+class Recordings:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def path_for(self, op: str, overload: str, target: str, digest: str) -> Path:
+        return self.root / op / f"{overload}.{target}.{digest[:16]}.json"
+
+    def find(self, digest: str) -> dict[str, Any] | None:
+        for p in sorted(self.root.glob(f"*/*.{digest[:16]}.json")):
+            data = json.loads(p.read_text())
+            if data.get("request_hash") == digest:
+                data["_path"] = str(p)
+                return data
+        return None
+
+    def save(self, op: str, overload: str, target: str, messages: list[dict[str, str]], answer: KernelAnswer,
+             provenance: dict[str, Any]) -> Path:
+        digest = request_hash(messages)
+        path = self.path_for(op, overload, target, digest)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "request_hash": digest,
+            "op": op,
+            "overload": overload,
+            "target": target,
+            "messages": messages,
+            "answer": answer.model_dump(),
+            "provenance": provenance,
+        }
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rec-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+        return path

@@ -1,0 +1,43 @@
+"""The structured answer an LLM gives: a kernel source, validated before it is built.
+
+The rules live on the model (instructor's way): a validation failure becomes a
+re-ask carrying the error, before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9+]*\s*\n(.*?)\n\s*```\s*$", re.S)
+
+
+class KernelAnswer(BaseModel):
+    """One complete C++ source file implementing the requested kernel."""
+
+    source: str = Field(
+        description="The complete C++17 source file: includes, then the function inside namespace opgen::kernels. "
+        "No extern \"C\", no main(), no markdown fences."
+    )
+    notes: str = Field(default="", description="One or two sentences on the approach (optional).")
+
+    @field_validator("source")
+    @classmethod
+    def _check(cls, v: str, info: ValidationInfo) -> str:
+        m = _FENCE.match(v)
+        if m:  # a fenced answer is still a usable answer
+            v = m.group(1)
+        if not v.strip():
+            raise ValueError("source is empty; send the whole C++ file")
+        ctx = info.context or {}
+        name = ctx.get("kernel_name")
+        if name and not re.search(rf"\b{re.escape(name)}\s*\(", v):
+            raise ValueError(f"source does not define the function {name}(...) with the exact signature requested")
+        if "namespace opgen" not in v:
+            raise ValueError("the function must be defined inside namespace opgen::kernels")
+        if re.search(r'extern\s+"C"', v):
+            raise ValueError('do not write extern "C" code; opgen generates the C-ABI shim itself')
+        if re.search(r"\bint\s+main\s*\(", v):
+            raise ValueError("do not define main(); write only the kernel")
+        return v

@@ -1,0 +1,90 @@
+"""Rendering prompts from specs with the jinja2 templates in ``prompts/``.
+
+Pure functions: a spec and an overload in, message text out. The templates carry the
+wording; this module only assembles the facts they need.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .abi import cpp_declaration, kernel_name
+from .spec import Domain, Overload, Spec
+
+ALLOWED_CPP_HEADERS = (
+    "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstring", "limits",
+    "numeric", "string", "type_traits", "utility", "vector", "immintrin.h",
+)
+
+
+def environment(prompts_dir: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(prompts_dir)),
+        undefined=jinja2.StrictUndefined,  # a template naming a missing fact is a bug, not a blank
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
+    sig = overload.sig
+    tolerances = []
+    for p in list(sig.params) + [None]:
+        t = sig.returns if p is None else p.type
+        if t.dtype is not None and t.dtype.is_float and p is None:
+            tol = spec.tolerance_for(overload, t.dtype)
+            tolerances.append({"dtype": t.dtype.name, "rtol": tol.rtol, "atol": tol.atol, "basis": tol.basis})
+    return {
+        "spec": spec,
+        "overload": overload,
+        "target": target,
+        "signature": str(sig),
+        "declaration": cpp_declaration(spec.op, overload.name, sig),
+        "kernel_name": kernel_name(spec.op, overload.name),
+        "returns_tensor": sig.returns.is_tensor,
+        "shape_rule": overload.rule.describe() if overload.rule else None,
+        "params": [{"name": p.name, "type": str(p.type), "domain": _domain_text(overload.domain.get(p.name))}
+                   for p in sig.params],
+        "raises": overload.raises,
+        "reference": spec.reference_for(overload),
+        "tolerances": tolerances,
+        "threads": spec.threads_allowed(overload),
+        "allowed_headers": ALLOWED_CPP_HEADERS + (("omp.h",) if spec.threads_allowed(overload) else ()),
+    }
+
+
+def _domain_text(dom: Domain | None) -> str:
+    if dom is None:
+        return "any value of the type"
+    parts = []
+    if dom.min is not None or dom.max is not None:
+        parts.append(f"values in [{dom.min if dom.min is not None else '-inf'}, {dom.max if dom.max is not None else 'inf'}]")
+    if dom.special:
+        parts.append("special values: " + ", ".join(dom.special))
+    if dom.axis_of:
+        parts.append(f"an axis of {dom.axis_of} (may be negative)")
+    if dom.max_len is not None:
+        parts.append(f"length up to {dom.max_len}")
+    if dom.min_dims is not None or dom.max_dims is not None:
+        parts.append(f"rank {dom.min_dims or 0} to {dom.max_dims if dom.max_dims is not None else 'any'}")
+    return "; ".join(parts) or "any value of the type"
+
+
+def render_request(prompts_dir: Path, spec: Spec, overload: Overload, target: str = "cpp") -> list[dict[str, str]]:
+    """The first two messages of a synthesis conversation: system and task."""
+    env = environment(prompts_dir)
+    f = facts(spec, overload, target)
+    return [
+        {"role": "system", "content": env.get_template(f"{target}/system.md.j2").render(**f)},
+        {"role": "user", "content": env.get_template(f"{target}/kernel.md.j2").render(**f)},
+    ]
+
+
+def render_repair(prompts_dir: Path, spec: Spec, overload: Overload, target: str, stage: str, feedback: str) -> str:
+    """The follow-up after a failed attempt: what failed (compile, policy, verify) and the evidence."""
+    env = environment(prompts_dir)
+    return env.get_template("repair.md.j2").render(stage=stage, feedback=feedback, **facts(spec, overload, target))

@@ -1,0 +1,189 @@
+"""The registry: verified kernels, their evidence and provenance, under ``generated/``.
+
+Layout, one directory per (op, overload, target), committed:
+
+    generated/<target>/<op>/<overload>/entry.json     what the compiler and tools read
+                                       kernel.cpp     the admitted source (LLM-written)
+                                       shim.cpp       the C-ABI shim (opgen-generated)
+                                       transcript.json every exchange that led to it
+
+An entry names each file with its sha256. Status is computed, never stored: an entry
+whose spec hash or file hashes no longer match is *stale* and is not served. Writes
+stage a complete directory and swap it in with one atomic rename, under a lock, so a
+reader or a crash sees the old entry or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from filelock import FileLock
+
+from .errors import OpgenError
+from .spec import TARGET_IDS, Spec
+
+TARGET_DIRS = {"cpu-cpp": "cpp", "cpu-rust": "rust", "cuda": "cuda", "metal": "metal"}
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass
+class Entry:
+    path: Path  # the entry directory
+    data: dict[str, Any]
+
+    @property
+    def op(self) -> str:
+        return self.data["op"]
+
+    @property
+    def overload(self) -> str:
+        return self.data["overload"]
+
+    @property
+    def target(self) -> str:
+        return self.data["target"]
+
+    @property
+    def signature(self) -> dict[str, Any]:
+        return self.data["signature"]
+
+    def file(self, role: str) -> Path:
+        return self.path / self.data["files"][role]["path"]
+
+    def integrity_problems(self) -> list[str]:
+        """Files missing or changed since admission (tampering, hand edits)."""
+        problems = []
+        for role, f in self.data["files"].items():
+            p = self.path / f["path"]
+            if not p.exists():
+                problems.append(f"{role} file {p.name} is missing")
+            elif sha256_file(p) != f["sha256"]:
+                problems.append(f"{role} file {p.name} changed since admission (sha256 differs)")
+        return problems
+
+    def status(self, spec: Spec | None) -> tuple[str, list[str]]:
+        """('verified' | 'stale', reasons)."""
+        reasons = self.integrity_problems()
+        if spec is None:
+            reasons.append("its spec no longer exists")
+        else:
+            try:
+                overload = spec.overload(self.overload)
+            except OpgenError:
+                reasons.append(f"overload {self.overload!r} is gone from the spec")
+            else:
+                if spec.overload_hash(overload) != self.data["spec"]["hash"]:
+                    reasons.append("the spec changed since admission")
+        return ("stale" if reasons else self.data.get("status", "verified")), reasons
+
+
+class Registry:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def entry_dir(self, op: str, overload: str, target: str) -> Path:
+        return self.root / TARGET_DIRS[target] / op / overload
+
+    def lock(self) -> FileLock:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".registry.lock"), timeout=600)
+
+    def entries(self) -> Iterator[Entry]:
+        for target_dir in sorted(TARGET_DIRS.values()):
+            base = self.root / target_dir
+            for entry_json in sorted(base.glob("*/*/entry.json")):
+                if entry_json.parent.name.startswith("."):
+                    continue  # a staged write that never completed (its process was killed)
+                yield Entry(entry_json.parent, json.loads(entry_json.read_text()))
+
+    def get(self, op: str, overload: str, target: str) -> Entry | None:
+        p = self.entry_dir(op, overload, target) / "entry.json"
+        return Entry(p.parent, json.loads(p.read_text())) if p.exists() else None
+
+    def admit(self, op: str, overload: str, target: str, files: dict[str, tuple[str, str]], data: dict[str, Any]) -> Entry:
+        """Write an entry atomically. ``files`` maps role -> (file name, text)."""
+        data = dict(data)
+        data["files"] = {
+            role: {"path": name, "sha256": hashlib.sha256(text.encode()).hexdigest()} for role, (name, text) in files.items()
+        }
+        final = self.entry_dir(op, overload, target)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock():
+            staged = Path(tempfile.mkdtemp(prefix=f".{overload}.staged-", dir=final.parent))
+            for name, text in files.values():
+                (staged / name).write_text(text)
+            (staged / "entry.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            for p in staged.iterdir():
+                _fsync(p)
+            _swap_into_place(staged, final)
+        return Entry(final, data)
+
+    def lookup(self, op: str, arg_types: list[str], specs: dict[str, Spec], target: str = "cpu-cpp") -> Entry:
+        """The verified entry for ``op`` whose parameter types are ``arg_types``.
+
+        This is what the compiler's type propagation calls: the entry's signature
+        carries the native return type.
+        """
+        want = [str(t) for t in arg_types]
+        spec = specs.get(op)
+        if spec is None:
+            raise LookupError(f"no spec for {op}; add specs/{op.replace('.', '/')}.yaml")
+        for overload in spec.overloads:
+            if [str(p.type) for p in overload.sig.params] != want:
+                continue
+            entry = self.get(op, overload.name, target)
+            if entry is None:
+                break
+            status, reasons = entry.status(spec)
+            if status != "verified":
+                raise LookupError(f"{op} ({', '.join(want)}) for {target} is {status}: {'; '.join(reasons)}; "
+                                  f"run `opgen verify {op}` or `opgen synthesize {op}`")
+            return entry
+        raise LookupError(f"no verified {target} kernel for {op}({', '.join(want)}); "
+                          f"run `opgen synthesize {op} --target {_cli_target(target)}`")
+
+
+def _cli_target(target: str) -> str:
+    return {v: k for k, v in TARGET_IDS.items()}.get(target, target)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _swap_into_place(staged: Path, final: Path) -> None:
+    """Make ``staged`` appear at ``final`` in one step; remove what was there."""
+    if not final.exists():
+        os.rename(staged, final)
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    AT_FDCWD = -100
+    if renameat2 is not None and renameat2(AT_FDCWD, bytes(staged), AT_FDCWD, bytes(final), _RENAME_EXCHANGE) == 0:
+        shutil.rmtree(staged)  # staged now holds the old entry
+        return
+    # Without renameat2 (non-Linux): two renames; a crash between them leaves the old
+    # entry under a .old- name, which the next admission of this entry cleans up.
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    os.rename(final, old)
+    os.rename(staged, final)
+    shutil.rmtree(old)

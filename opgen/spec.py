@@ -1,0 +1,285 @@
+"""Op specs: strict pydantic models parsed from ``specs/**/*.yaml``.
+
+Every key is checked (``extra="forbid"``), every error names ``file:line`` and says
+how to fix it. Specs are named by the Python qualified name the compiler sees.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .dtypes import DTYPES, DType
+from .errors import SpecError
+from .nativetypes import Signature, SignatureError, parse_signature
+from .shapes import ShapeRule, ShapeRuleError, parse_shape_rule
+from .specyaml import line_of, load_with_lines
+
+TARGETS = ("cpp", "rust", "cuda", "metal")
+# Target names as the registry records them (with the execution platform).
+TARGET_IDS = {"cpp": "cpu-cpp", "rust": "cpu-rust", "cuda": "cuda", "metal": "metal"}
+Special = Literal["nan", "inf", "-inf", "-0", "subnormal"]
+PyError = Literal["OverflowError", "ZeroDivisionError", "ValueError"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tolerance(Strict):
+    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0)
+    # "reference": |got-ref| <= atol + rtol*|ref|.
+    # "abs_inputs": the rtol term scales with the reference applied to |inputs|
+    # (sum |x|, |A|@|B|): the classic forward-error bound of sums and dot products,
+    # which stays meaningful where cancellation makes |ref| tiny.
+    basis: Literal["reference", "abs_inputs"] = "reference"
+    why: str = ""
+
+
+class Domain(Strict):
+    """Legal values of one parameter. Anything outside is never generated."""
+
+    min: float | None = None
+    max: float | None = None
+    special: list[Special] = []
+    axis_of: str | None = None  # an int parameter that is an axis of this tensor parameter
+    max_len: int | None = Field(default=None, ge=0)  # strings and lists
+    max_side: int | None = Field(default=None, ge=1)  # tensors: largest size of one dim
+    max_dims: int | None = Field(default=None, ge=0)
+    min_dims: int | None = Field(default=None, ge=0)
+
+
+class Raises(Strict):
+    error: PyError
+    when: str = Field(min_length=1)
+
+
+class Overload(Strict):
+    name: str
+    signature: str
+    shape: str | dict[str, str] | None = None
+    reference: str | None = None
+    domain: dict[str, Domain] = {}
+    raises: list[Raises] = []
+    tolerance: dict[str, Tolerance] = {}
+    threads: bool | None = None
+    notes: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+            raise ValueError("overload names are lower_snake_case identifiers, e.g. 'f32' or 'int'")
+        return v
+
+    @field_validator("signature")
+    @classmethod
+    def _signature(cls, v: str) -> str:
+        try:
+            parse_signature(v)
+        except SignatureError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance_dtypes(cls, v: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        _check_dtype_keys(v)
+        return v
+
+    @cached_property
+    def sig(self) -> Signature:
+        return parse_signature(self.signature)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Overload":
+        sig = self.sig
+        names = [p.name for p in sig.params]
+        for key, dom in self.domain.items():
+            if key not in names and key != "return":
+                raise ValueError(f"domain names {key!r}, which is not a parameter (have: {names})")
+            if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
+                raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
+        self.rule  # parse now so errors surface at load time
+        return self
+
+    @cached_property
+    def rule(self) -> ShapeRule | None:
+        sig = self.sig
+        tensors = [p.name for p in sig.tensor_params]
+        ints = [p.name for p in sig.params if str(p.type) == "int"]
+        if sig.returns.is_tensor:
+            if self.shape is None:
+                raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
+            try:
+                return parse_shape_rule(self.shape, tensors, ints)
+            except ShapeRuleError as exc:
+                raise ValueError(str(exc)) from None
+        if self.shape is not None:
+            raise ValueError("'shape' is only for overloads that return a tensor; remove it")
+        return None
+
+
+class Spec(Strict):
+    op: str
+    summary: str = Field(min_length=1)
+    semantics: str = ""
+    reference: str
+    overloads: list[Overload] = Field(min_length=1)
+    tolerance: dict[str, Tolerance] = {}
+    edge_cases: list[str] = []
+    targets: list[Literal["cpp", "rust", "cuda", "metal"]] = ["cpp"]
+    threads: bool = False
+    tags: list[str] = []
+
+    @field_validator("op")
+    @classmethod
+    def _op(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+", v):
+            raise ValueError("op is the dotted Python name the compiler sees, e.g. 'operator.matmul'")
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance_dtypes(cls, v: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        _check_dtype_keys(v)
+        return v
+
+    @model_validator(mode="after")
+    def _unique_overloads(self) -> "Spec":
+        seen = [o.name for o in self.overloads]
+        if dup := {n for n in seen if seen.count(n) > 1}:
+            raise ValueError(f"overload names must be unique; repeated: {sorted(dup)}")
+        return self
+
+    # Filled in by load_spec; not part of the YAML.
+    path: Path | None = Field(default=None, exclude=True)
+    text_hash: str = Field(default="", exclude=True)
+
+    def overload(self, name: str) -> Overload:
+        for o in self.overloads:
+            if o.name == name:
+                return o
+        raise SpecError(
+            f"{self.op} has no overload {name!r}",
+            hint=f"choose one of: {', '.join(o.name for o in self.overloads)}",
+        )
+
+    def tolerance_for(self, overload: Overload, dt: DType) -> Tolerance:
+        if dt.name in overload.tolerance:
+            return overload.tolerance[dt.name]
+        if dt.name in self.tolerance:
+            return self.tolerance[dt.name]
+        return Tolerance(rtol=dt.rtol, atol=dt.atol, why=f"default for {dt.name}")
+
+    def threads_allowed(self, overload: Overload) -> bool:
+        return self.threads if overload.threads is None else overload.threads
+
+    def reference_for(self, overload: Overload) -> str:
+        return overload.reference or self.reference
+
+    def overload_hash(self, overload: Overload) -> str:
+        """Hash of everything in the spec that bears on this overload's correctness.
+
+        A registry entry records it; when it changes the entry is stale.
+        """
+        blob = self.model_dump(mode="json", exclude={"overloads"})
+        blob["overload"] = overload.model_dump(mode="json")
+        return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def _check_dtype_keys(v: dict[str, Any]) -> None:
+    for key in v:
+        if key not in DTYPES:
+            raise ValueError(f"tolerance key {key!r} is not a dtype; known dtypes: {', '.join(DTYPES)}")
+
+
+def load_spec(path: Path) -> Spec:
+    data, lines = load_with_lines(path)
+    if not isinstance(data, dict):
+        raise SpecError("a spec is a mapping of keys (op, summary, reference, overloads, ...)", where=f"{path}:1")
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_explain(exc, lines, path)) from None
+    spec = spec.model_copy(update={"path": path, "text_hash": hashlib.sha256(path.read_bytes()).hexdigest()})
+    return spec
+
+
+def _explain(exc: ValidationError, lines: dict, path: Path) -> str:
+    """Turn pydantic's errors into ``file:line: what; fix`` lines."""
+    out = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        where = f"{path}:{line_of(lines, loc)}"
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            key = loc[-1]
+            model = _model_at(loc[:-1])
+            allowed = sorted(model.model_fields) if model else []
+            allowed = [a for a in allowed if a not in ("path", "text_hash")]
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            fix = f"did you mean {close[0]!r}?" if close else f"allowed keys here: {', '.join(allowed)}"
+            out.append(f"{where}: unknown key {key!r} at {dotted}; {fix}")
+        elif err["type"] == "missing":
+            out.append(f"{where}: missing required key {dotted}; add it")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            out.append(f"{where}: {dotted}: {msg} (got {err.get('input')!r})")
+    return "\n".join(out)
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    """The pydantic model that lives at a location path inside a Spec."""
+    model: type[BaseModel] = Spec
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if isinstance(part, int):
+            continue
+        if model is Spec and part == "overloads":
+            model = Overload
+        elif part == "tolerance":
+            model = Tolerance
+            if parts:
+                parts.pop(0)  # the dtype key
+        elif part == "domain":
+            model = Domain
+            if parts:
+                parts.pop(0)  # the parameter name
+        elif part == "raises":
+            model = Raises
+        else:
+            return None
+    return model
+
+
+def spec_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if p.is_file())
+
+
+def load_all(root: Path) -> dict[str, Spec]:
+    """Every spec under ``root`` keyed by op name; duplicate op names are an error."""
+    specs: dict[str, Spec] = {}
+    errors = []
+    for path in spec_files(root):
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            errors.append(exc.render())
+            continue
+        if spec.op in specs:
+            errors.append(f"{path}:1: op {spec.op!r} is also defined in {specs[spec.op].path}; keep one")
+            continue
+        specs[spec.op] = spec
+    if errors:
+        raise SpecError("\n".join(errors), hint="fix the spec files named above")
+    return specs

@@ -1,0 +1,175 @@
+"""The repair loop: ask, gate, feed the failure back, until admitted or out of attempts.
+
+Every exchange and every verdict goes into the transcript. An admitted kernel's
+transcript is kept with its registry entry; a run that admits nothing leaves its
+transcript under ``runs/`` and admits nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .abi import kernel_name, native_signature
+from .admission import GateResult, GateSettings, run_gate
+from .errors import AwaitingAnswer, OpgenError
+from .llm.providers import Provider, Request
+from .llm.recordings import Recordings
+from .project import Project
+from .prompts import render_repair, render_request
+from .registry import Entry, Registry
+from .shim import render_shim
+from .spec import TARGET_IDS, Overload, Spec
+
+Report = Callable[[str], None]
+
+
+@dataclass
+class Attempt:
+    number: int
+    stage: str
+    feedback: str
+    provenance: dict[str, Any]
+    seconds: float
+
+
+@dataclass
+class Outcome:
+    op: str
+    overload: str
+    target: str
+    admitted: bool
+    attempts: list[Attempt] = field(default_factory=list)
+    entry: Entry | None = None
+    transcript_path: Path | None = None
+    error: str | None = None
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+
+
+def synthesize_overload(project: Project, spec: Spec, overload: Overload, provider: Provider, *,
+                        target: str = "cpp", max_attempts: int = 3, settings: GateSettings = GateSettings(),
+                        report: Report = lambda s: None) -> Outcome:
+    target_id = TARGET_IDS[target]
+    registry = Registry(project.generated)
+    recordings = Recordings(project.recordings)
+    messages = render_request(project.prompts, spec, overload, target)
+    context = {"kernel_name": kernel_name(spec.op, overload.name), "language": target}
+    outcome = Outcome(spec.op, overload.name, target_id, admitted=False)
+    transcript: dict[str, Any] = {
+        "op": spec.op, "overload": overload.name, "target": target_id, "opgen": __version__,
+        "started": _now(), "exchanges": [],
+    }
+    for number in range(1, max_attempts + 1):
+        started = time.monotonic()
+        request = Request(spec.op, overload.name, target, list(messages), context)
+        report(f"attempt {number}/{max_attempts}: asking {provider.name}")
+        try:
+            reply = provider.complete(request)
+        except AwaitingAnswer:
+            raise  # the file exchange is waiting for a person; nothing failed
+        except OpgenError as exc:
+            transcript["exchanges"].append({"attempt": number, "request": request.messages, "error": exc.render()})
+            outcome.error = exc.render()
+            outcome.transcript_path = _keep_failed(project, transcript, outcome)
+            raise _with_transcript(exc, outcome.transcript_path)
+        outcome.tokens["prompt"] += reply.prompt_tokens
+        outcome.tokens["completion"] += reply.completion_tokens
+        if provider.name == "replay":
+            original = reply.provenance["original"]
+            report(f"replaying a recorded answer ({reply.provenance['recording']}; originally from "
+                   f"{original.get('provider')}, model {original.get('model') or 'none recorded'}); "
+                   "building and verifying afresh")
+        else:
+            recordings.save(spec.op, overload.name, target, request.messages, reply.answer, reply.provenance)
+        report(f"attempt {number}: building and verifying")
+        gate = run_gate(spec, overload, reply.answer.source, settings)
+        seconds = time.monotonic() - started
+        outcome.attempts.append(Attempt(number, gate.stage, gate.feedback, reply.provenance, seconds))
+        transcript["exchanges"].append({
+            "attempt": number, "request_hash": request.digest, "request": request.messages,
+            "answer": reply.answer.model_dump(), "provenance": reply.provenance, "raw": reply.exchanges,
+            "tokens": {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens},
+            "gate": {"stage": gate.stage, "ok": gate.ok, "feedback": gate.feedback,
+                     "verdicts": [_verdict(v) for v in gate.verdicts]},
+            "seconds": round(seconds, 3),
+        })
+        if gate.ok:
+            report(f"attempt {number}: admitted ({gate.feedback})")
+            transcript["finished"] = _now()
+            outcome.entry = _admit(registry, spec, overload, target_id, reply.answer.source, gate, transcript,
+                                   reply.provenance, number, outcome.tokens, request.digest)
+            outcome.admitted = True
+            outcome.transcript_path = outcome.entry.file("transcript")
+            return outcome
+        report(f"attempt {number}: rejected at {gate.stage}: {gate.feedback.splitlines()[0][:160]}")
+        messages = request.messages + [
+            {"role": "assistant", "content": reply.answer.source},
+            {"role": "user", "content": render_repair(project.prompts, spec, overload, target, gate.stage, gate.feedback)},
+        ]
+    transcript["finished"] = _now()
+    outcome.error = f"no candidate was admitted in {max_attempts} attempts"
+    outcome.transcript_path = _keep_failed(project, transcript, outcome)
+    return outcome
+
+
+def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, source: str, gate: GateResult,
+           transcript: dict, provenance: dict, attempts: int, tokens: dict, digest: str) -> Entry:
+    shim = render_shim(spec, overload)
+    transcript_text = json.dumps(transcript, indent=2) + "\n"
+    data = {
+        "op": spec.op,
+        "overload": overload.name,
+        "target": target_id,
+        "status": "verified",
+        "signature": native_signature(spec.op, overload.name, overload.sig),
+        "spec": {"path": _rel(spec.path), "hash": spec.overload_hash(overload)},
+        "build": gate.evidence["build"],
+        "evidence": gate.evidence,
+        "provenance": {
+            **provenance,
+            "prompt_hash": transcript["exchanges"][0]["request_hash"],
+            "final_request_hash": digest,
+            "attempts": attempts,
+            "tokens": tokens,
+            "transcript": "transcript.json",
+        },
+        "admitted_at": _now(),
+    }
+    return registry.admit(spec.op, overload.name, target_id,
+                          {"kernel": ("kernel.cpp", source), "shim": ("shim.cpp", shim),
+                           "transcript": ("transcript.json", transcript_text)}, data)
+
+
+def _keep_failed(project: Project, transcript: dict, outcome: Outcome) -> Path:
+    project.runs.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    path = project.runs / f"{stamp}-{outcome.op}__{outcome.overload}.{outcome.target}.json"
+    transcript["outcome"] = outcome.error
+    path.write_text(json.dumps(transcript, indent=2) + "\n")
+    return path
+
+
+def _with_transcript(exc: OpgenError, path: Path) -> OpgenError:
+    exc.message += f" (transcript kept at {path})"
+    return exc
+
+
+def _verdict(v) -> dict:
+    return {"ok": v.ok, "kind": v.kind, "message": v.message, "seed": v.seed, "examples": v.examples,
+            "details": v.details, "seconds": round(v.seconds, 3)}
+
+
+def _rel(path: Path | None) -> str:
+    if path is None:
+        return ""
+    parts = path.parts
+    return "/".join(parts[parts.index("specs"):]) if "specs" in parts else str(path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,98 @@
+"""Closeness of a candidate's result to the reference, and the words for a mismatch.
+
+``|got - ref| <= atol + rtol * scale`` elementwise, where scale is |ref| or, for specs
+whose tolerance basis is ``abs_inputs``, the reference applied to |inputs|. NaN must
+meet NaN and an infinity must meet the same infinity; integers, booleans and strings
+are exact. A mismatch names the first failing index, expected and got, so the LLM
+has something concrete to repair from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..spec import Tolerance
+
+
+@dataclass
+class Outcome:
+    """Worst errors seen so far (evidence for the registry)."""
+
+    worst_abs: float = 0.0
+    worst_rel: float = 0.0
+
+    def note(self, abs_err: float, rel_err: float) -> None:
+        self.worst_abs = max(self.worst_abs, abs_err)
+        self.worst_rel = max(self.worst_rel, rel_err)
+
+
+@dataclass
+class Mismatch(Exception):
+    kind: str  # value | error | input_modified | nondeterministic | crash | timeout | load | harness
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, (float, np.floating)):
+        return repr(float(x))
+    return repr(x.item() if isinstance(x, np.generic) else x)
+
+
+def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.ndarray | None, out: Outcome) -> None:
+    ref = np.asarray(ref)
+    if got.shape != ref.shape:
+        raise Mismatch("value", f"result shape {got.shape} but the reference has shape {ref.shape}")
+    if got.dtype.kind in "biu" or ref.dtype.kind in "biuUO":
+        bad = got != ref
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise Mismatch(
+                "value",
+                f"first mismatch at index {idx}: expected {_fmt(ref[idx])}, got {_fmt(got[idx])} (exact comparison)",
+                {"index": idx, "expected": _fmt(ref[idx]), "got": _fmt(got[idx])},
+            )
+        return
+    g = got.astype(np.float64)
+    r = ref.astype(np.float64)
+    s = np.abs(r) if scale is None else np.abs(np.asarray(scale, dtype=np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        both_nan = np.isnan(g) & np.isnan(r)
+        same_inf = np.isinf(r) & (g == r)
+        err = np.abs(g - r)
+        allowed = tol.atol + tol.rtol * s
+        ok = both_nan | same_inf | (err <= allowed)
+    if not ok.all():
+        idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+        bad_count = int((~ok).sum())
+        raise Mismatch(
+            "value",
+            f"first mismatch at index {idx} of shape {got.shape}: expected {_fmt(r[idx])}, got {_fmt(g[idx])}; "
+            f"|diff| {_fmt(err[idx])} exceeds the allowed {_fmt(allowed[idx])} "
+            f"(atol {tol.atol:g} + rtol {tol.rtol:g} * {'|ref|' if scale is None else 'reference of |inputs|'}); "
+            f"{bad_count} of {got.size} elements are off",
+            {"index": idx, "expected": _fmt(r[idx]), "got": _fmt(g[idx]), "mismatched": bad_count},
+        )
+    finite = np.isfinite(r) & np.isfinite(g)
+    if finite.any():
+        e = err[finite]
+        out.note(float(e.max()), float((e / np.maximum(np.abs(r[finite]), np.finfo(np.float64).tiny)).max()))
+
+
+def compare_scalar(got: Any, ref: Any, tol: Tolerance | None, out: Outcome) -> None:
+    if isinstance(ref, float):
+        if not isinstance(got, float):
+            raise Mismatch("value", f"expected a float, got {type(got).__name__} {got!r}")
+        compare_tensor(np.array(got), np.array(ref), tol, None, out)
+        if ref == 0.0 and got == 0.0 and np.signbit(ref) != np.signbit(got):
+            raise Mismatch("value", f"expected {ref!r}, got {got!r} (the sign of zero differs)",
+                           {"expected": repr(ref), "got": repr(got)})
+        return
+    if type(got) is not type(ref) or got != ref:
+        raise Mismatch("value", f"expected {ref!r}, got {got!r}", {"expected": repr(ref), "got": repr(got)})

@@ -1,0 +1,191 @@
+"""Hypothesis strategies derived from a spec overload: one example = one dict of arguments.
+
+Shapes come from hypothesis.extra.numpy (``mutually_broadcastable_shapes`` for gufunc
+and elementwise rules, ``array_shapes`` otherwise) with 0-size, 0-d and size-1 dims,
+plus lengths that leave a vector tail (23, 812). Values are drawn heavy-tailed from a
+Hypothesis-chosen seed and distribution (fast for large arrays, and shrinkable), then
+special values the domain admits are planted at Hypothesis-chosen positions. Every
+tensor is laid out in memory in a Hypothesis-chosen way: contiguous, transposed,
+strided, reversed or offset, with identical values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from ..dtypes import DType
+from ..nativetypes import NativeType
+from ..spec import Domain, Overload
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Lengths that are not multiples of any vector width, so vectorised kernels must
+# handle a tail; 812 also makes reductions long enough for float32 drift to show.
+TAIL_LENGTHS = (23, 812)
+DISTRIBUTIONS = ("heavy_tailed", "uniform", "log_uniform", "small_integers")
+LAYOUTS = ("contiguous", "transposed", "strided", "reversed", "offset")
+
+
+def special_value(name: str, dt: DType) -> float:
+    if name == "nan":
+        return float("nan")
+    if name == "inf":
+        return float("inf")
+    if name == "-inf":
+        return float("-inf")
+    if name == "-0":
+        return -0.0
+    if name == "subnormal":
+        return float(np.finfo(dt.numpy).smallest_subnormal) * 3
+    raise ValueError(name)
+
+
+def _bounds(dom: Domain, dt: DType) -> tuple[float, float]:
+    if dt.is_float:
+        big = float(np.finfo(dt.numpy).max)
+        return (dom.min if dom.min is not None else -big, dom.max if dom.max is not None else big)
+    info = np.iinfo(dt.numpy) if dt.name != "bool" else None
+    lo = int(dom.min) if dom.min is not None else (info.min if info else 0)
+    hi = int(dom.max) if dom.max is not None else (info.max if info else 1)
+    return lo, hi
+
+
+def _values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+    lo, hi = _bounds(dom, dt)
+    n = int(np.prod(shape))
+    if dt.name == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if not dt.is_float:
+        return rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64).astype(dt.np)
+    span = min(hi - lo, 1e300)
+    if dist == "uniform":
+        v = rng.uniform(max(lo, -1e300), min(hi, 1e300), size=n)
+    elif dist == "log_uniform":
+        top = np.log10(max(abs(lo), abs(hi), 1e-30))
+        v = rng.choice([-1.0, 1.0], size=n) * 10.0 ** rng.uniform(top - 12, top, size=n)
+    elif dist == "small_integers":
+        v = rng.integers(-8, 9, size=n).astype(np.float64)
+    else:  # heavy_tailed: Student's t with 1.5 degrees of freedom, scaled to the domain
+        v = rng.standard_t(1.5, size=n) * max(min(span / 200.0, 1e6), 1.0)
+    return np.clip(v, lo, hi).astype(dt.np).reshape(shape)
+
+
+@st.composite
+def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+    seed = draw(st.integers(0, 2**32 - 1), label="value seed")
+    dist = draw(st.sampled_from(DISTRIBUTIONS), label="distribution")
+    values = _values(np.random.default_rng(seed), dist, shape, dt, dom)
+    n = values.size
+    if dom.special and n and dt.is_float:
+        plants = draw(
+            st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(dom.special)), max_size=min(n, 4)),
+            label="special values",
+        )
+        flat = values.reshape(-1)
+        for index, name in plants:
+            flat[index] = special_value(name, dt)
+    return _lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))
+
+
+def _lay_out(values: np.ndarray, layout: str) -> np.ndarray:
+    """The same values in another memory layout (what a strided view looks like)."""
+    if values.ndim == 0 or layout == "contiguous":
+        return np.ascontiguousarray(values)
+    if layout == "transposed":
+        base = np.ascontiguousarray(values.T)
+        return base.T
+    if layout == "strided":
+        big = np.zeros(tuple(s * 2 for s in values.shape), dtype=values.dtype)
+        view = big[tuple(slice(None, None, 2) for _ in values.shape)]
+        view[...] = values
+        return view
+    if layout == "reversed":
+        base = np.ascontiguousarray(values[..., ::-1])
+        return base[..., ::-1]
+    # offset: the view starts one element into its buffer (misaligned for SIMD loads)
+    buf = np.zeros(values.size + 1, dtype=values.dtype)
+    view = buf[1:].reshape(values.shape)
+    view[...] = values
+    return view
+
+
+def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
+    if t.name == "int":
+        lo = int(dom.min) if dom.min is not None else INT64_MIN
+        hi = int(dom.max) if dom.max is not None else INT64_MAX
+        return st.integers(lo, hi)
+    if t.name == "float":
+        finite = st.floats(
+            min_value=dom.min, max_value=dom.max, allow_nan=False, allow_infinity=False, allow_subnormal=True
+        )
+        specials = [special_value(s, t.dtype) for s in dom.special]
+        return st.one_of(finite, st.sampled_from(specials)) if specials else finite
+    if t.name == "bool":
+        return st.booleans()
+    # str: any Unicode that UTF-8 can carry (lone surrogates cannot cross a native boundary)
+    return st.text(st.characters(exclude_categories=("Cs",)), max_size=dom.max_len if dom.max_len is not None else 64)
+
+
+def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
+    tensors = overload.sig.tensor_params
+    if not tensors:
+        return {}
+    doms = [overload.domain.get(p.name, Domain()) for p in tensors]
+    max_side = min((d.max_side for d in doms if d.max_side), default=8)
+    max_dims = min((d.max_dims for d in doms if d.max_dims is not None), default=4)
+    min_dims = max((d.min_dims for d in doms if d.min_dims is not None), default=0)
+    rule = overload.rule
+    if rule is not None and rule.kind == "gufunc":
+        core = max(len(c) for c in rule.inputs_core)
+        shapes = draw(
+            hnp.mutually_broadcastable_shapes(
+                signature=rule.gufunc,
+                min_dims=0,
+                max_dims=max(max_dims - core, 0),
+                min_side=0,
+                max_side=max_side,
+            ),
+            label="shapes",
+        ).input_shapes
+        return {p.name: tuple(s) for p, s in zip(tensors, shapes)}
+    if len(tensors) > 1:
+        shapes = draw(
+            hnp.mutually_broadcastable_shapes(
+                num_shapes=len(tensors), min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side
+            ),
+            label="shapes",
+        ).input_shapes
+        return {p.name: tuple(s) for p, s in zip(tensors, shapes)}
+    tails = [s for s in ((n,) for n in TAIL_LENGTHS) if min_dims <= 1 <= max_dims]
+    tails += [(3, n) for n in TAIL_LENGTHS if min_dims <= 2 <= max_dims]
+    shape = draw(
+        st.one_of(
+            hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side),
+            st.sampled_from(tails) if tails else st.nothing(),
+        ),
+        label="shape",
+    )
+    return {tensors[0].name: tuple(shape)}
+
+
+@st.composite
+def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
+    """Arguments for one call, keyed by parameter name, in signature order."""
+    shapes = _shapes(draw, overload)
+    args: dict[str, Any] = {}
+    for p in overload.sig.params:
+        dom = overload.domain.get(p.name, Domain())
+        t = p.type
+        if t.kind == "tensor":
+            args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom), label=p.name)
+        elif dom.axis_of is not None:
+            ndim = len(shapes[dom.axis_of])
+            args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
+        elif t.kind == "list":
+            args[p.name] = draw(st.lists(_scalar(t.elem, dom), max_size=dom.max_len or 16), label=p.name)
+        else:
+            args[p.name] = draw(_scalar(t, dom), label=p.name)
+    return args
