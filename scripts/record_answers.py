@@ -1,0 +1,56 @@
+"""Admit the hand-written answers in answers/<target>/ through the file-exchange provider.
+
+This is exactly the air-gapped user's path (``opgen synthesize --provider file``):
+run once to get the prompt, save the answer beside it, run again. The exchange is
+recorded under generated/recordings/, which is what lets ``opgen synthesize`` replay it
+offline, and the registry entry's provenance says provider "file", no model, and who
+answered. Usage:
+
+    python scripts/record_answers.py [--answered-by WHO] [OP__OVERLOAD ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def record(answer: Path, answered_by: str, examples: int | None) -> int:
+    op, overload = answer.stem.split("__")
+    target = answer.parent.name
+    with tempfile.TemporaryDirectory(prefix="opgen-exchange-") as tmp:
+        cmd = ["opgen", "synthesize", op, "--overload", overload, "--target", target, "--provider", "file",
+               "--exchange-dir", tmp, "--answered-by", answered_by, "--max-attempts", "1", "--root", str(ROOT)]
+        if examples:
+            cmd += ["--examples", str(examples)]
+        first = subprocess.run(cmd, capture_output=True, text=True)
+        if first.returncode != 3:
+            print(first.stdout, first.stderr, file=sys.stderr)
+            return first.returncode or 1
+        prompt = next(Path(tmp).glob("*.prompt.md"))
+        shutil.copy(answer, prompt.with_name(prompt.name.replace(".prompt.md", f".answer.{answer.suffix[1:]}")))
+        return subprocess.run(cmd).returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="answer file stems, e.g. operator.matmul__f32 (default: all)")
+    parser.add_argument("--answered-by", default="opgen developers (hand-written answers in answers/)")
+    parser.add_argument("--examples", type=int, default=None)
+    args = parser.parse_args()
+    answers = sorted((ROOT / "answers").glob("*/*.cpp"))
+    if args.names:
+        answers = [a for a in answers if a.stem in args.names]
+    failed = [a.stem for a in answers if record(a, args.answered_by, args.examples) != 0]
+    print(f"{len(answers) - len(failed)} admitted, {len(failed)} failed {failed or ''}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
