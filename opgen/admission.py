@@ -11,6 +11,7 @@ import hashlib
 import os
 import platform
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -81,10 +82,13 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or [secrets.randbits(32) for _ in range(settings.admission_runs)]
-    for s in seeds:
-        v = verify_library(result.library, symbol, spec.path, overload.name, seed=s,
-                           max_examples=settings.admission_examples, limits=settings.limits)
-        verdicts.append(v)
+    # The admission runs are independent child processes: run them side by side.
+    with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+        admission = list(pool.map(lambda s: verify_library(
+            result.library, symbol, spec.path, overload.name, seed=s,
+            max_examples=settings.admission_examples, limits=settings.limits), seeds))
+    verdicts += admission
+    for v in admission:
         if not v.ok:
             return GateResult(False, "admission", v.as_feedback(), verdicts, result)
     return GateResult(True, "pass", f"{sum(v.examples for v in verdicts)} examples passed", verdicts, result,

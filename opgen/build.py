@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from filelock import FileLock
+
 from .errors import OpgenError
 
 RUNTIME = Path(__file__).parent / "runtime"
@@ -100,24 +102,29 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
     started = time.monotonic()
     root = cache_root() / "build"
     root.mkdir(parents=True, exist_ok=True)
-    pending = []
-    for job in jobs:
-        out_dir = root / job.key
-        if not (out_dir / "lib.so").exists():
-            out_dir.mkdir(parents=True, exist_ok=True)
-            for name, text in job.sources.items():
-                _write_if_changed(out_dir / name, text)
-            pending.append(job)
-    if pending:
-        ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
-        ninja_file.write_text(_ninja_text(pending, root))
-        try:
-            subprocess.run(
-                [toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
-                cwd=root, capture_output=True, text=True,
-            )
-        finally:
-            ninja_file.unlink(missing_ok=True)
+    pending: list[BuildJob] = []
+    # One builder at a time per cache: two processes compiling the same key would write
+    # the same object files at once. Builds are short; the lock costs little.
+    with FileLock(str(root / ".build.lock"), timeout=1800):
+        for job in jobs:
+            out_dir = root / job.key
+            if any(p.key == job.key for p in pending):
+                continue  # an equal job earlier in this call builds it (ninja rejects two rules for one output)
+            if not (out_dir / "lib.so").exists():
+                out_dir.mkdir(parents=True, exist_ok=True)
+                for name, text in job.sources.items():
+                    _write_if_changed(out_dir / name, text)
+                pending.append(job)
+        if pending:
+            ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
+            ninja_file.write_text(_ninja_text(pending, root))
+            try:
+                subprocess.run(
+                    [toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
+                    cwd=root, capture_output=True, text=True,
+                )
+            finally:
+                ninja_file.unlink(missing_ok=True)
     elapsed = time.monotonic() - started
     results = []
     for job in jobs:

@@ -44,7 +44,7 @@ def _settings(examples: int | None) -> GateSettings:
 
 
 def _fail(exc: OpgenError) -> None:
-    console.print("[bold red]error:[/]", exc.render(), highlight=False)
+    console.print("[bold red]error:[/]", escape(exc.render()), highlight=False)
     raise typer.Exit(EXIT_AWAITING if isinstance(exc, AwaitingAnswer) else EXIT_FAILED)
 
 
@@ -83,8 +83,8 @@ def synthesize(
             console.rule(escape(f"{op} [{o.name}] -> {TARGET_IDS[target]}"))
             with console.status(f"{op} {o.name}") as status:
                 def report(msg: str) -> None:
-                    status.update(f"{op} {o.name}: {msg}")
-                    console.print(f"  {msg}", highlight=False)
+                    status.update(escape(f"{op} {o.name}: {msg}"))
+                    console.print(f"  {escape(msg)}", highlight=False)
 
                 result = synthesize_overload(project, spec, o, llm, target=target, max_attempts=max_attempts,
                                              settings=_settings(examples), report=report)
@@ -92,13 +92,13 @@ def synthesize(
                 ev = result.entry.data["evidence"]
                 console.print(f"[green]admitted[/] {op} {o.name} ({TARGET_IDS[target]}) after {len(result.attempts)} "
                               f"attempt(s): {ev['examples']} examples, worst rel error {ev['worst_rel_error']:.3g}; "
-                              f"entry {result.entry.path}", highlight=False)
+                              f"entry {escape(str(result.entry.path))}", highlight=False)
             else:
                 failed += 1
-                console.print(f"[red]not admitted[/] {op} {o.name}: {result.error}", highlight=False)
+                console.print(f"[red]not admitted[/] {op} {o.name}: {escape(result.error or '')}", highlight=False)
                 for a in result.attempts:
-                    console.print(f"  attempt {a.number}: {a.stage}: {a.feedback.splitlines()[0][:200]}", highlight=False)
-                console.print(f"  transcript: {result.transcript_path}", highlight=False)
+                    console.print(f"  attempt {a.number}: {a.stage}: {escape(a.feedback.splitlines()[0][:200])}", highlight=False)
+                console.print(f"  transcript: {escape(str(result.transcript_path))}", highlight=False)
         raise typer.Exit(EXIT_FAILED if failed else 0)
     except OpgenError as exc:
         _fail(exc)

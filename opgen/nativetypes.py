@@ -83,6 +83,17 @@ GRAMMAR_HINT = (
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {"out", "err", "status"}  # names the generated shim uses itself
+_RESERVED_PREFIX = "opgen_"  # the generated shim's local names
+# Parameter names become C++ parameter names in the kernel and its shim.
+CPP_KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t "
+    "class compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield "
+    "decltype default delete do double dynamic_cast else enum explicit export extern false float for friend "
+    "goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private "
+    "protected public register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid typename union "
+    "unsigned using virtual void volatile wchar_t while xor xor_eq".split()
+)
 
 
 def parse_type(text: str) -> NativeType:
@@ -118,11 +129,21 @@ def parse_signature(text: str) -> Signature:
         name = name.strip()
         if not _IDENT.match(name):
             raise SignatureError(f"parameter name {name!r} is not an identifier")
-        if name in _RESERVED:
+        if name in _RESERVED or name.startswith(_RESERVED_PREFIX):
             raise SignatureError(f"parameter name {name!r} is reserved for the generated shim; rename it")
+        if name in CPP_KEYWORDS:
+            raise SignatureError(f"parameter name {name!r} is a C++ keyword; rename it (e.g. {name + '_'!r})")
         if any(p.name == name for p in params):
             raise SignatureError(f"parameter {name!r} appears twice")
         params.append(Param(name, parse_type(typ)))
+    # The C ABI passes strings and lists as (pointer, <name>_len).
+    lengths = {f"{p.name}_len": p.name for p in params if p.type.kind == "list" or p.type.name == "str"}
+    for p in params:
+        if p.name in lengths:
+            raise SignatureError(
+                f"parameter name {p.name!r} collides with the length argument the C ABI passes for "
+                f"{lengths[p.name]!r}; rename it"
+            )
     returns = parse_type(m.group(2))
     return Signature(tuple(params), returns)
 

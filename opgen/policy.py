@@ -52,12 +52,19 @@ class Violation:
         return f"line {self.line}: `{self.text.strip()[:80]}`: {self.why} [rule {self.rule}]"
 
 
+# String and character literals are matched first and kept, so "//" or "/*" inside one
+# (a URL, say) does not start a comment that would hide the code after it from the rules.
+# A quote right after a hex digit is a digit separator (1'000'000), not a literal.
+_COMMENT_OR_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|(?<![0-9A-Fa-f])\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
 def strip_comments(source: str) -> str:
     """Remove // and /* */ comments (keeping line numbers) so prose cannot trip the rules."""
     def blank(m: re.Match) -> str:
-        return re.sub(r"[^\n]", " ", m.group(0))
+        text = m.group(0)
+        return text if text[0] in "\"'" else re.sub(r"[^\n]", " ", text)
 
-    return re.sub(r"//[^\n]*|/\*.*?\*/", blank, source, flags=re.S)
+    return _COMMENT_OR_LITERAL.sub(blank, source)
 
 
 def check(source: str, *, threads_allowed: bool) -> list[Violation]:

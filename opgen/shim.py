@@ -37,14 +37,14 @@ def render_shim(spec: Spec, overload: Overload, kernel_source_name: str = "kerne
         if t.kind == "tensor":
             d = t.dtype
             body.append(f'opgen::shim::check_dtype({p.name}, {d.dl_code}, {d.bits}, "{p.name}");')
-            body.append(f"opgen::Tensor {p.name}_v(*{p.name});")
-            call_args.append(f"{p.name}_v")
+            body.append(f"opgen::Tensor opgen_v_{p.name}(*{p.name});")
+            call_args.append(f"opgen_v_{p.name}")
         elif t.kind == "list":
             body += _list_in(p.name, t)
-            call_args.append(f"{p.name}_v")
+            call_args.append(f"opgen_v_{p.name}")
         elif t.name == "str":
-            body.append(f"std::string {p.name}_v({p.name}, static_cast<size_t>({p.name}_len));")
-            call_args.append(f"{p.name}_v")
+            body.append(f"std::string opgen_v_{p.name}({p.name}, static_cast<size_t>({p.name}_len));")
+            call_args.append(f"opgen_v_{p.name}")
         elif t.name == "bool":
             call_args.append(f"{p.name} != 0")
         else:
@@ -54,16 +54,16 @@ def render_shim(spec: Spec, overload: Overload, kernel_source_name: str = "kerne
     if r.kind == "tensor":
         d = r.dtype
         body.append(f'opgen::shim::check_dtype(out, {d.dl_code}, {d.bits}, "out");')
-        body.append("opgen::Tensor out_v(*out);")
+        body.append("opgen::Tensor opgen_out(*out);")
         body += _shape_rule(overload, call_args)
-        body.append(f"{kname}({', '.join(call_args + ['out_v'])});")
+        body.append(f"{kname}({', '.join(call_args + ['opgen_out'])});")
     elif r.kind == "list":
-        body.append(f"auto r = {kname}({', '.join(call_args)});")
+        body.append(f"auto opgen_r = {kname}({', '.join(call_args)});")
         body += _list_out(r)
     elif r.name == "str":
-        body.append(f"std::string r = {kname}({', '.join(call_args)});")
-        body.append("out->data = opgen::shim::copy_bytes(r);")
-        body.append("out->len = static_cast<int64_t>(r.size());")
+        body.append(f"std::string opgen_r = {kname}({', '.join(call_args)});")
+        body.append("out->data = opgen::shim::copy_bytes(opgen_r);")
+        body.append("out->len = static_cast<int64_t>(opgen_r.size());")
     else:
         cast = "static_cast<uint8_t>" if r.name == "bool" else ""
         body.append(f"*out = {cast}({kname}({', '.join(call_args)}));")
@@ -101,45 +101,45 @@ def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
     rule = overload.rule
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "same_as":
-        return [f"opgen::shim::check_output(out_v, opgen::shim::shape_of({rule.source}_v));"]
+        return [f"opgen::shim::check_output(opgen_out, opgen::shim::shape_of(opgen_v_{rule.source}));"]
     if rule.kind == "reduce":
         return [
-            f"{{ auto s = opgen::shim::shape_of({rule.source}_v);",
-            f"  s.erase(s.begin() + opgen::shim::normalize_axis({rule.axis}, {rule.source}_v.ndim()));",
-            "  opgen::shim::check_output(out_v, s); }",
+            f"{{ auto opgen_s = opgen::shim::shape_of(opgen_v_{rule.source});",
+            f"  opgen_s.erase(opgen_s.begin() + opgen::shim::normalize_axis({rule.axis}, opgen_v_{rule.source}.ndim()));",
+            "  opgen::shim::check_output(opgen_out, opgen_s); }",
         ]
     if rule.kind == "elementwise":
-        shapes = ", ".join(f"opgen::shim::shape_of({n}_v)" for n in tensors)
+        shapes = ", ".join(f"opgen::shim::shape_of(opgen_v_{n})" for n in tensors)
         out = [
-            f"auto shape = opgen::shim::broadcast_shapes({{{shapes}}});",
-            "opgen::shim::check_output(out_v, shape);",
+            f"auto opgen_shape = opgen::shim::broadcast_shapes({{{shapes}}});",
+            "opgen::shim::check_output(opgen_out, opgen_shape);",
         ]
         for n in tensors:
-            out.append(f"{n}_v = {n}_v.broadcast_to(shape.data(), static_cast<int>(shape.size()));")
+            out.append(f"opgen_v_{n} = opgen_v_{n}.broadcast_to(opgen_shape.data(), static_cast<int>(opgen_shape.size()));")
         return out
     # gufunc: check core dims agree by name, broadcast the loop dims.
-    out = ["std::vector<std::vector<int64_t>> loops;"]
+    out = ["std::vector<std::vector<int64_t>> opgen_loops;"]
     dims: dict[str, str] = {}
     for n, core in zip(tensors, rule.inputs_core):
         k = len(core)
-        out.append(f'if ({n}_v.ndim() < {k}) throw opgen::Error(opgen::ErrorKind::Value, "{n} needs at least {k} dims");')
-        out.append(f"loops.emplace_back({n}_v.sizes(), {n}_v.sizes() + {n}_v.ndim() - {k});")
+        out.append(f'if (opgen_v_{n}.ndim() < {k}) throw opgen::Error(opgen::ErrorKind::Value, "{n} needs at least {k} dims");')
+        out.append(f"opgen_loops.emplace_back(opgen_v_{n}.sizes(), opgen_v_{n}.sizes() + opgen_v_{n}.ndim() - {k});")
         for i, dim in enumerate(core):
-            size = f"{n}_v.size({n}_v.ndim() - {k - i})"
+            size = f"opgen_v_{n}.size(opgen_v_{n}.ndim() - {k - i})"
             if dim in dims:
                 out.append(
                     f'if ({size} != {dims[dim]}) throw opgen::Error(opgen::ErrorKind::Value, "core dimension {dim} differs between inputs");'
                 )
             else:
-                out.append(f"const int64_t dim_{dim} = {size};")
-                dims[dim] = f"dim_{dim}"
-    out.append("auto loop = opgen::shim::broadcast_shapes(loops);")
-    out.append("auto shape = loop;")
+                out.append(f"const int64_t opgen_dim_{dim} = {size};")
+                dims[dim] = f"opgen_dim_{dim}"
+    out.append("auto opgen_loop = opgen::shim::broadcast_shapes(opgen_loops);")
+    out.append("auto opgen_shape = opgen_loop;")
     for dim in rule.output_core:
-        out.append(f"shape.push_back({dims[dim]});")
-    out.append("opgen::shim::check_output(out_v, shape);")
+        out.append(f"opgen_shape.push_back({dims[dim]});")
+    out.append("opgen::shim::check_output(opgen_out, opgen_shape);")
     for n, core in zip(tensors, rule.inputs_core):
-        out.append(f"{n}_v = {n}_v.with_leading(loop.data(), static_cast<int>(loop.size()), {len(core)});")
+        out.append(f"opgen_v_{n} = opgen_v_{n}.with_leading(opgen_loop.data(), static_cast<int>(opgen_loop.size()), {len(core)});")
     return out
 
 
@@ -147,38 +147,38 @@ def _list_in(name: str, t: NativeType) -> list[str]:
     e = t.elem.name
     if e == "str":
         return [
-            f"std::vector<std::string> {name}_v;",
-            f"{name}_v.reserve(static_cast<size_t>({name}_len));",
-            f"for (int64_t i = 0; i < {name}_len; ++i) {name}_v.emplace_back({name}[i].data, static_cast<size_t>({name}[i].len));",
+            f"std::vector<std::string> opgen_v_{name};",
+            f"opgen_v_{name}.reserve(static_cast<size_t>({name}_len));",
+            f"for (int64_t opgen_i = 0; opgen_i < {name}_len; ++opgen_i) opgen_v_{name}.emplace_back({name}[opgen_i].data, static_cast<size_t>({name}[opgen_i].len));",
         ]
     if e == "bool":
-        return [f"std::vector<bool> {name}_v;", f"for (int64_t i = 0; i < {name}_len; ++i) {name}_v.push_back({name}[i] != 0);"]
-    return [f"std::vector<{'int64_t' if e == 'int' else 'double'}> {name}_v({name}, {name} + {name}_len);"]
+        return [f"std::vector<bool> opgen_v_{name};", f"for (int64_t opgen_i = 0; opgen_i < {name}_len; ++opgen_i) opgen_v_{name}.push_back({name}[opgen_i] != 0);"]
+    return [f"std::vector<{'int64_t' if e == 'int' else 'double'}> opgen_v_{name}({name}, {name} + {name}_len);"]
 
 
 def _list_out(r: NativeType) -> list[str]:
     e = r.elem.name
     if e == "str":
         return [
-            "size_t bytes = r.size() * sizeof(opgen_string);",
-            "for (auto& s : r) bytes += s.size();",
-            "char* block = static_cast<char*>(std::malloc(bytes ? bytes : 1));",
-            "if (!block) throw std::bad_alloc();",
-            "auto* items = reinterpret_cast<opgen_string*>(block);",
-            "char* cursor = block + r.size() * sizeof(opgen_string);",
-            "for (size_t i = 0; i < r.size(); ++i) {",
-            "  std::memcpy(cursor, r[i].data(), r[i].size());",
-            "  items[i] = opgen_string{cursor, static_cast<int64_t>(r[i].size())};",
-            "  cursor += r[i].size();",
+            "size_t opgen_bytes = opgen_r.size() * sizeof(opgen_string);",
+            "for (auto& opgen_s : opgen_r) opgen_bytes += opgen_s.size();",
+            "char* opgen_block = static_cast<char*>(std::malloc(opgen_bytes ? opgen_bytes : 1));",
+            "if (!opgen_block) throw std::bad_alloc();",
+            "auto* opgen_items = reinterpret_cast<opgen_string*>(opgen_block);",
+            "char* opgen_cursor = opgen_block + opgen_r.size() * sizeof(opgen_string);",
+            "for (size_t opgen_i = 0; opgen_i < opgen_r.size(); ++opgen_i) {",
+            "  std::memcpy(opgen_cursor, opgen_r[opgen_i].data(), opgen_r[opgen_i].size());",
+            "  opgen_items[opgen_i] = opgen_string{opgen_cursor, static_cast<int64_t>(opgen_r[opgen_i].size())};",
+            "  opgen_cursor += opgen_r[opgen_i].size();",
             "}",
-            "out->data = block;",
-            "out->len = static_cast<int64_t>(r.size());",
+            "out->data = opgen_block;",
+            "out->len = static_cast<int64_t>(opgen_r.size());",
         ]
     ctype = {"int": "int64_t", "float": "double", "bool": "uint8_t"}[e]
     return [
-        f"auto* items = static_cast<{ctype}*>(std::malloc(r.size() ? r.size() * sizeof({ctype}) : 1));",
-        "if (!items) throw std::bad_alloc();",
-        f"for (size_t i = 0; i < r.size(); ++i) items[i] = static_cast<{ctype}>(r[i]);",
-        "out->data = items;",
-        "out->len = static_cast<int64_t>(r.size());",
+        f"auto* opgen_items = static_cast<{ctype}*>(std::malloc(opgen_r.size() ? opgen_r.size() * sizeof({ctype}) : 1));",
+        "if (!opgen_items) throw std::bad_alloc();",
+        f"for (size_t opgen_i = 0; opgen_i < opgen_r.size(); ++opgen_i) opgen_items[opgen_i] = static_cast<{ctype}>(opgen_r[opgen_i]);",
+        "out->data = opgen_items;",
+        "out->len = static_cast<int64_t>(opgen_r.size());",
     ]

@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .dtypes import DTYPES, DType
 from .errors import SpecError
@@ -65,7 +65,8 @@ class Raises(Strict):
 class Overload(Strict):
     name: str
     signature: str
-    shape: str | dict[str, str] | None = None
+    # validate_default: a tensor result without a shape is reported at this key too.
+    shape: str | dict[str, str] | None = Field(default=None, validate_default=True)
     reference: str | None = None
     domain: dict[str, Domain] = {}
     raises: list[Raises] = []
@@ -95,37 +96,51 @@ class Overload(Strict):
         _check_dtype_keys(v)
         return v
 
-    @cached_property
-    def sig(self) -> Signature:
-        return parse_signature(self.signature)
+    # Checks that need the signature are field validators (signature is declared first,
+    # so it is in info.data when valid), so errors point at the line of their own key.
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v: Any, info: ValidationInfo) -> Any:
+        if "signature" in info.data:  # else the signature's own error is reported
+            _shape_rule(parse_signature(info.data["signature"]), v)
+        return v
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "Overload":
-        sig = self.sig
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: dict[str, Domain], info: ValidationInfo) -> dict[str, Domain]:
+        if "signature" not in info.data:
+            return v
+        sig = parse_signature(info.data["signature"])
         names = [p.name for p in sig.params]
-        for key, dom in self.domain.items():
+        for key, dom in v.items():
             if key not in names and key != "return":
                 raise ValueError(f"domain names {key!r}, which is not a parameter (have: {names})")
             if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
                 raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
-        self.rule  # parse now so errors surface at load time
-        return self
+        return v
+
+    @cached_property
+    def sig(self) -> Signature:
+        return parse_signature(self.signature)
 
     @cached_property
     def rule(self) -> ShapeRule | None:
-        sig = self.sig
-        tensors = [p.name for p in sig.tensor_params]
-        ints = [p.name for p in sig.params if str(p.type) == "int"]
-        if sig.returns.is_tensor:
-            if self.shape is None:
-                raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
-            try:
-                return parse_shape_rule(self.shape, tensors, ints)
-            except ShapeRuleError as exc:
-                raise ValueError(str(exc)) from None
-        if self.shape is not None:
-            raise ValueError("'shape' is only for overloads that return a tensor; remove it")
-        return None
+        return _shape_rule(self.sig, self.shape)
+
+
+def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
+    tensors = [p.name for p in sig.tensor_params]
+    ints = [p.name for p in sig.params if str(p.type) == "int"]
+    if sig.returns.is_tensor:
+        if shape is None:
+            raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
+        try:
+            return parse_shape_rule(shape, tensors, ints)
+        except ShapeRuleError as exc:
+            raise ValueError(str(exc)) from None
+    if shape is not None:
+        raise ValueError("'shape' is only for overloads that return a tensor; remove it")
+    return None
 
 
 class Spec(Strict):
@@ -153,12 +168,13 @@ class Spec(Strict):
         _check_dtype_keys(v)
         return v
 
-    @model_validator(mode="after")
-    def _unique_overloads(self) -> "Spec":
-        seen = [o.name for o in self.overloads]
+    @field_validator("overloads")
+    @classmethod
+    def _unique_overloads(cls, v: list[Overload]) -> list[Overload]:
+        seen = [o.name for o in v]
         if dup := {n for n in seen if seen.count(n) > 1}:
             raise ValueError(f"overload names must be unique; repeated: {sorted(dup)}")
-        return self
+        return v
 
     # Filled in by load_spec; not part of the YAML.
     path: Path | None = Field(default=None, exclude=True)
@@ -233,7 +249,8 @@ def _explain(exc: ValidationError, lines: dict, path: Path) -> str:
             out.append(f"{where}: missing required key {dotted}; add it")
         else:
             msg = err["msg"].removeprefix("Value error, ")
-            out.append(f"{where}: {dotted}: {msg} (got {err.get('input')!r})")
+            got = repr(err.get("input"))
+            out.append(f"{where}: {dotted}: {msg}" + (f" (got {got})" if len(got) <= 120 else ""))
     return "\n".join(out)
 
 

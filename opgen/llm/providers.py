@@ -119,18 +119,23 @@ class OpenAIProvider:
         extra = {"max_tokens": self.max_tokens} if self.max_tokens else {}
         try:
             answer, completion = self.client.chat.completions.create_with_completion(
-                model=self.model, messages=request.messages, response_model=KernelAnswer,
-                max_retries=self.reasks, context=request.context, **extra,
+                model=self.model, messages=request.messages, response_model=KernelAnswer.expecting(request.context),
+                max_retries=self.reasks, **extra,  # no context=: instructor would template the messages with it
             )
         except IncompleteOutputException:
             raise LLMError("the answer was cut off at the token limit", hint="raise --max-tokens, or use a model with a longer output") from None
         except InstructorRetryException as exc:
+            cause = exc.__cause__
+            if (isinstance(cause, ValueError) and not isinstance(cause, ValidationError)
+                    and self._exchanges and "response" not in self._exchanges[-1]):
+                # The client could not decode the HTTP body (no completion ever arrived); instructor
+                # retries that like a bad answer, but no model answered: say what the server did.
+                raise _not_json(self.base_url, cause) from None
             raise LLMError(_explain_failure(exc, self), hint=_failure_hint(exc)) from None
         except self._openai.APIError as exc:
             raise LLMError(_explain_failure(exc, self), hint=_failure_hint(exc)) from None
         except ValueError as exc:  # a truncated or non-JSON body the client could not decode
-            raise LLMError(f"the endpoint {self.base_url} sent a body that is not valid JSON: {exc}",
-                           hint="check that OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint") from None
+            raise _not_json(self.base_url, exc) from None
         usage = getattr(completion, "usage", None)
         return Reply(
             answer=KernelAnswer(source=answer.source, notes=answer.notes),
@@ -147,6 +152,11 @@ class OpenAIProvider:
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         )
+
+
+def _not_json(base_url: str, exc: Exception) -> LLMError:
+    return LLMError(f"the endpoint {base_url} sent a body that is not valid JSON: {exc}",
+                    hint="check that OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint")
 
 
 def _explain_failure(exc: Exception, provider: OpenAIProvider) -> str:

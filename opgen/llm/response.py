@@ -7,6 +7,7 @@ re-ask carrying the error, before anything is compiled.
 from __future__ import annotations
 
 import re
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -22,6 +23,21 @@ class KernelAnswer(BaseModel):
     )
     notes: str = Field(default="", description="One or two sentences on the approach (optional).")
 
+    # Validation facts (the kernel name) bound by ``expecting``; a ``context`` passed to
+    # model_validate takes precedence.
+    expected: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def expecting(cls, context: dict[str, Any]) -> type["KernelAnswer"]:
+        """This model with ``context`` built in, for instructor's ``response_model``.
+
+        instructor's own ``context=`` argument cannot carry it: instructor also renders every
+        message as a Jinja2 template with that context, which mangles C++ braces (``{{0}}``
+        becomes ``0``) in the sources and diagnostics of a repair conversation, or raises on them.
+        """
+        return type(cls.__name__, (cls,), {"__module__": cls.__module__, "__doc__": cls.__doc__,
+                                           "__qualname__": cls.__qualname__, "expected": dict(context)})
+
     @field_validator("source")
     @classmethod
     def _check(cls, v: str, info: ValidationInfo) -> str:
@@ -30,7 +46,7 @@ class KernelAnswer(BaseModel):
             v = m.group(1)
         if not v.strip():
             raise ValueError("source is empty; send the whole C++ file")
-        ctx = info.context or {}
+        ctx = info.context or cls.expected
         name = ctx.get("kernel_name")
         if name and not re.search(rf"\b{re.escape(name)}\s*\(", v):
             raise ValueError(f"source does not define the function {name}(...) with the exact signature requested")

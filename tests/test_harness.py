@@ -1,0 +1,220 @@
+"""The differential harness against hand-written kernels, correct and cheating.
+
+Each kernel is built with the shipped spec's generated shim (admission.build_job) and
+verified by opgen.verify.harness.verify_library in its limited child process. The
+policy scan lives in admission.run_gate, so kernels here may do what policy forbids
+(exit, crash, spin) to prove the sandbox, not the scan, catches them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opgen.abi import c_symbol
+from opgen.admission import build_job
+from opgen.build import build
+from opgen.spec import load_all
+from opgen.verify.harness import Limits, Verdict, verify_library
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = load_all(ROOT / "specs")
+EXAMPLES = 30
+SEED = 12345
+
+EXP = SPECS["numpy.exp"]
+EXP_F64 = EXP.overload("f64")
+ADD = SPECS["operator.add"]
+ADD_INT = ADD.overload("int")
+
+# numpy.exp f64 over a strided view; {pre} runs first, {body} computes element i, {post} follows.
+EXP_TEMPLATE = """
+#include "opgen_kernel.hpp"
+#include <cmath>
+#include <cstdlib>
+
+namespace opgen::kernels {{
+void numpy_exp__f64(const opgen::Tensor& x, opgen::Tensor& out) {{
+  const int nd = x.ndim();
+  const double* xp = x.data<double>();
+  double* o = out.data<double>();
+  const int64_t n = out.numel();
+  {pre}
+  for (int64_t i = 0; i < {count}; ++i) {{
+    int64_t rest = i, off = 0;
+    for (int d = nd - 1; d >= 0; --d) {{
+      off += (rest % x.size(d)) * x.stride(d);
+      rest /= x.size(d);
+    }}
+    o[i] = {body};
+    {post}
+  }}
+}}
+}}  // namespace opgen::kernels
+"""
+
+
+def exp_kernel(pre: str = "", body: str = "std::exp(xp[off])", post: str = "", count: str = "n") -> str:
+    return EXP_TEMPLATE.format(pre=pre, body=body, post=post, count=count)
+
+
+ADD_TEMPLATE = """
+#include "opgen_kernel.hpp"
+
+namespace opgen::kernels {{
+int64_t operator_add__int(int64_t a, int64_t b) {{
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {{ {on_overflow} }}
+  return r;
+}}
+}}  // namespace opgen::kernels
+"""
+
+CANDIDATES = {
+    "exp_ok": (EXP, EXP_F64, exp_kernel()),
+    "exp_wrong": (EXP, EXP_F64, exp_kernel(body="std::exp(xp[off]) * (1.0 + 1e-9)")),
+    "exp_writes_input": (EXP, EXP_F64, exp_kernel(post="const_cast<double*>(xp)[off] = o[i] + 1.0;")),
+    "exp_leaves_last_unwritten": (EXP, EXP_F64, exp_kernel(count="n - 1")),
+    "exp_segfaults": (EXP, EXP_F64, exp_kernel(pre="if (n > 3) { volatile double* volatile p = nullptr; *p = 1.0; }")),
+    "exp_spins": (EXP, EXP_F64, exp_kernel(pre="if (n > 3) { volatile int64_t spin = 0; for (;;) spin = spin + 1; }")),
+    "exp_exits": (EXP, EXP_F64, exp_kernel(pre="if (n > 3) std::exit(0);")),
+    "exp_call_counter": (EXP, EXP_F64, exp_kernel(
+        pre="static int64_t calls = 0; ++calls;", body="std::exp(xp[off]) + (calls % 2 == 0 ? 1.0 : 0.0)")),
+    "add_ok": (ADD, ADD_INT, ADD_TEMPLATE.format(
+        on_overflow='throw opgen::Error(opgen::ErrorKind::Overflow, "int too large to add");')),
+    "add_wrong_error": (ADD, ADD_INT, ADD_TEMPLATE.format(
+        on_overflow='throw opgen::Error(opgen::ErrorKind::Value, "sum out of range");')),
+    "add_wraps": (ADD, ADD_INT, ADD_TEMPLATE.format(on_overflow="")),
+}
+
+
+@pytest.fixture(scope="module")
+def libraries() -> dict[str, Path]:
+    names = list(CANDIDATES)
+    results = build([build_job(spec, overload, source) for spec, overload, source in CANDIDATES.values()])
+    for name, result in zip(names, results):
+        assert result.ok, f"{name}: {result.diagnostics}"
+    return {name: result.library for name, result in zip(names, results)}
+
+
+def verify(libraries, name: str, *, examples: int = EXAMPLES, limits: Limits = Limits(), seed: int = SEED) -> Verdict:
+    spec, overload, _ = CANDIDATES[name]
+    return verify_library(libraries[name], c_symbol(spec.op, overload.name), spec.path, overload.name,
+                          seed=seed, max_examples=examples, limits=limits)
+
+
+def numel(arg: dict) -> int:
+    n = 1
+    for s in arg["shape"]:
+        n *= s
+    return n
+
+
+def test_correct_elementwise_kernel_passes(libraries):
+    v = verify(libraries, "exp_ok")
+    assert (v.ok, v.kind) == (True, "pass"), v.as_feedback()
+    assert 0 < v.examples <= EXAMPLES
+    assert v.message == f"{v.examples} examples passed"
+    assert v.seed == SEED
+    assert v.worst_rel_error <= 5e-16
+    assert v.details == {}
+
+
+def test_correct_int_kernel_passes(libraries):
+    v = verify(libraries, "add_ok")
+    assert (v.ok, v.kind) == (True, "pass"), v.as_feedback()
+    assert v.examples > 0
+    assert (v.worst_abs_error, v.worst_rel_error) == (0.0, 0.0)
+
+
+def test_wrong_values_are_rejected_with_a_counterexample(libraries):
+    v = verify(libraries, "exp_wrong")
+    assert (v.ok, v.kind) == (False, "value")
+    assert "first mismatch at index" in v.message
+    assert "exceeds the allowed" in v.message
+    args = v.details["args"]
+    assert set(args) == {"x"}
+    assert args["x"]["dtype"] == "float64"
+    assert numel(args["x"]) >= 1
+    assert {"index", "expected", "got"} <= set(v.details)
+    feedback = v.as_feedback()
+    assert feedback.startswith("Verification failed (value): first mismatch at index")
+    assert "Counterexample (after shrinking), argument by argument:\n  x: {" in feedback
+
+
+def test_writing_into_an_input_is_rejected(libraries):
+    v = verify(libraries, "exp_writes_input")
+    assert (v.ok, v.kind) == (False, "input_modified")
+    assert v.message == "the kernel wrote into its input 'x' (inputs are const)"
+    assert numel(v.details["args"]["x"]) >= 1
+
+
+def test_unwritten_output_is_caught_by_the_nan_poison(libraries):
+    v = verify(libraries, "exp_leaves_last_unwritten")
+    assert (v.ok, v.kind) == (False, "value")
+    assert "got nan" in v.message
+    assert v.details["got"] == "nan"
+    # The element left unwritten is the last one.
+    shape = v.details["args"]["x"]["shape"]
+    assert list(v.details["index"]) == [s - 1 for s in shape]
+
+
+def test_a_segfault_is_a_crash_naming_the_signal_and_the_input(libraries):
+    v = verify(libraries, "exp_segfaults")
+    assert (v.ok, v.kind) == (False, "crash")
+    assert v.message == "the kernel process died with SIGSEGV: the process crashed on the input shown"
+    assert numel(v.details["args"]["x"]) > 3  # the triggering input, not a later or earlier one
+    assert "Counterexample" in v.as_feedback()
+
+
+def test_an_infinite_loop_is_stopped(libraries):
+    limits = Limits(wall_seconds=5, cpu_seconds=3)
+    v = verify(libraries, "exp_spins", limits=limits)
+    assert not v.ok
+    assert (v.kind, v.message) in {
+        ("crash", "the kernel process died with SIGXCPU: it used more than 3 s of CPU time on the input shown"),
+        ("timeout", "the kernel ran past the 5 s wall-clock limit (an infinite loop, or far too slow)"),
+    }
+    assert numel(v.details["args"]["x"]) > 3
+    assert v.seconds < 15
+
+
+def test_exit_from_the_kernel_leaves_no_verdict_and_is_a_crash(libraries):
+    v = verify(libraries, "exp_exits")
+    assert (v.ok, v.kind) == (False, "crash")
+    assert v.message == ("the verification process exited with status 0 without a verdict "
+                         "(the kernel called exit/abort, or ran out of memory)")
+    assert numel(v.details["args"]["x"]) > 3
+
+
+def test_results_that_depend_on_call_history_are_rejected(libraries):
+    v = verify(libraries, "exp_call_counter")
+    assert not v.ok
+    assert v.kind in {"value", "nondeterministic"}
+    if v.kind == "value":  # the second call, on fresh copies, disagreed with the reference
+        assert "first mismatch at index" in v.message
+    assert numel(v.details["args"]["x"]) >= 1
+
+
+def test_wrong_error_kind_is_rejected(libraries):
+    v = verify(libraries, "add_wrong_error")
+    assert (v.ok, v.kind) == (False, "error")
+    assert v.message == ("expected OverflowError (declared by the spec) but the kernel raised "
+                         "ValueError: sum out of range")
+    assert (v.details["expected"], v.details["got"]) == ("OverflowError", "ValueError")
+    a, b = int(v.details["args"]["a"]), int(v.details["args"]["b"])
+    assert not -(2**63) <= a + b < 2**63  # the counterexample really overflows
+
+
+def test_wrapping_instead_of_raising_is_rejected(libraries):
+    v = verify(libraries, "add_wraps")
+    assert (v.ok, v.kind) == (False, "error")
+    assert v.message.startswith("expected OverflowError (declared by the spec) but the kernel returned ")
+
+
+def test_a_missing_symbol_is_a_load_failure(libraries):
+    v = verify_library(libraries["exp_ok"], "opgen_no_such_symbol", EXP.path, "f64", seed=1, max_examples=5)
+    assert (v.ok, v.kind) == (False, "load")
+    assert "the library does not load or lacks its symbol" in v.message
+    assert "opgen_no_such_symbol" in v.message

@@ -1,0 +1,124 @@
+"""Shape rules: parsing and the output shape the caller allocates, checked against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis.extra import numpy as hnp
+
+from opgen.shapes import ShapeRuleError, normalize_axis, parse_shape_rule
+
+MATMUL = "(m,k),(k,n)->(m,n)"
+
+
+def arrays(**shapes: tuple[int, ...]) -> dict[str, np.ndarray]:
+    return {name: np.empty(shape) for name, shape in shapes.items()}
+
+
+def test_parse_gufunc():
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    assert rule.kind == "gufunc"
+    assert rule.inputs_core == (("m", "k"), ("k", "n"))
+    assert rule.output_core == ("m", "n")
+    assert rule.describe() == "gufunc (m,k),(k,n)->(m,n) (loop dims broadcast, NumPy rules)"
+
+
+def test_gufunc_matmul_broadcasts_batch_dims():
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    assert rule.output_shape(arrays(a=(2, 1, 3, 4), b=(5, 4, 6)), ["a", "b"]) == (2, 5, 3, 6)
+    assert rule.output_shape(arrays(a=(3, 4), b=(4, 6)), ["a", "b"]) == (3, 6)
+    assert rule.output_shape(arrays(a=(3, 0), b=(0, 6)), ["a", "b"]) == (3, 6)
+    assert rule.output_shape(arrays(a=(0, 3, 4), b=(1, 4, 2)), ["a", "b"]) == (0, 3, 2)
+
+
+def test_gufunc_core_dims_must_agree():
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    with pytest.raises(ValueError, match="core dim k is 4 in one input and 5 in another"):
+        rule.output_shape(arrays(a=(3, 4), b=(5, 6)), ["a", "b"])
+
+
+def test_gufunc_input_needs_its_core_dims():
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    with pytest.raises(ValueError, match=r"input of shape \(4,\) has fewer dims than core \('m', 'k'\)"):
+        rule.output_shape(arrays(a=(4,), b=(4, 6)), ["a", "b"])
+
+
+def test_gufunc_loop_dims_must_broadcast():
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    with pytest.raises(ValueError, match="shape mismatch"):
+        rule.output_shape(arrays(a=(2, 3, 4), b=(3, 4, 6)), ["a", "b"])
+
+
+def test_elementwise_broadcasts_like_numpy():
+    rule = parse_shape_rule("elementwise", ["a", "b"], [])
+    assert rule.output_shape(arrays(a=(3, 1), b=(4,)), ["a", "b"]) == (3, 4)
+    assert rule.output_shape(arrays(a=(), b=(2, 0)), ["a", "b"]) == (2, 0)
+    with pytest.raises(ValueError):
+        rule.output_shape(arrays(a=(3,), b=(4,)), ["a", "b"])
+
+
+def test_reduce_with_negative_axis():
+    rule = parse_shape_rule({"reduce": "a", "axis": "axis"}, ["a"], ["axis"])
+    a = np.empty((2, 3, 4))
+    assert rule.output_shape({"a": a, "axis": -1}, ["a"]) == (2, 3)
+    assert rule.output_shape({"a": a, "axis": -3}, ["a"]) == (3, 4)
+    assert rule.output_shape({"a": a, "axis": 1}, ["a"]) == (2, 4)
+    for axis in range(-3, 3):
+        assert rule.output_shape({"a": a, "axis": axis}, ["a"]) == np.sum(a, axis=axis).shape
+
+
+def test_reduce_axis_out_of_bounds():
+    rule = parse_shape_rule({"reduce": "a", "axis": "axis"}, ["a"], ["axis"])
+    with pytest.raises(ValueError, match="axis -4 is out of bounds for 3 dims"):
+        rule.output_shape({"a": np.empty((2, 3, 4)), "axis": -4}, ["a"])
+
+
+def test_same_as():
+    rule = parse_shape_rule({"same_as": "x"}, ["x"], ["dim"])
+    assert rule.output_shape({"x": np.empty((5, 0, 2)), "dim": 1}, ["x"]) == (5, 0, 2)
+    assert rule.output_shape({"x": np.empty(())}, ["x"]) == ()
+    assert rule.describe() == "same shape as x"
+
+
+def test_normalize_axis():
+    assert [normalize_axis(a, 3) for a in (-3, -1, 0, 2)] == [0, 2, 0, 2]
+    with pytest.raises(ValueError, match="axis 3 is out of bounds for 3 dims"):
+        normalize_axis(3, 3)
+
+
+@pytest.mark.parametrize(
+    ("raw", "tensors", "ints", "message"),
+    [
+        ("(m,k),(k,n)->(m,n)", ["a"], [], "names 2 inputs but the signature has 1 tensor parameters"),
+        ("(m,3)->(m)", ["a"], [], "core dimension '3' must be a name (fixed sizes are not supported)"),
+        ("(m)->(q)", ["a"], [], "output dims ['q'] of '(m)->(q)' appear in no input"),
+        ("m,k -> m", ["a"], [], "is neither 'elementwise' nor a gufunc signature"),
+        ({"same_as": "n"}, ["a"], ["n"], "same_as: 'n' is not a tensor parameter of the signature (have: ['a'])"),
+        ({"reduce": "a", "axis": "b"}, ["a", "b"], [], "axis: 'b' is not a int parameter of the signature (have: [])"),
+        ({"reduce": "a"}, ["a"], ["axis"], "shape must be 'elementwise', a gufunc string"),
+        (3, ["a"], [], "shape must be 'elementwise', a gufunc string"),
+    ],
+)
+def test_parse_errors(raw, tensors, ints, message):
+    with pytest.raises(ShapeRuleError) as info:
+        parse_shape_rule(raw, tensors, ints)
+    assert message in str(info.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.mutually_broadcastable_shapes(signature=MATMUL, max_dims=3, max_side=4))
+def test_gufunc_output_shape_matches_numpy_matmul(shapes):
+    a_shape, b_shape = shapes.input_shapes
+    rule = parse_shape_rule(MATMUL, ["a", "b"], [])
+    got = rule.output_shape(arrays(a=a_shape, b=b_shape), ["a", "b"])
+    assert got == np.matmul(np.zeros(a_shape), np.zeros(b_shape)).shape
+    assert got == shapes.result_shape
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=4, max_side=3))
+def test_elementwise_output_shape_matches_numpy(shapes):
+    rule = parse_shape_rule("elementwise", ["a", "b", "c"], [])
+    a, b, c = shapes.input_shapes
+    assert rule.output_shape(arrays(a=a, b=b, c=c), ["a", "b", "c"]) == np.broadcast_shapes(a, b, c)
