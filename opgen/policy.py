@@ -52,17 +52,17 @@ class Violation:
         return f"line {self.line}: `{self.text.strip()[:80]}`: {self.why} [rule {self.rule}]"
 
 
-# String and character literals are matched first and kept, so "//" or "/*" inside one
+# String, raw-string and character literals are matched first and kept, so "//" or "/*" inside one
 # (a URL, say) does not start a comment that would hide the code after it from the rules.
 # A quote right after a hex digit is a digit separator (1'000'000), not a literal.
-_COMMENT_OR_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|(?<![0-9A-Fa-f])\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+_COMMENT_OR_LITERAL = re.compile(r'(?:\b(?:u8|u|U|L)?R)"([^()\\\s]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|(?<![0-9A-Fa-f])\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
 
 
 def strip_comments(source: str) -> str:
     """Remove // and /* */ comments (keeping line numbers) so prose cannot trip the rules."""
     def blank(m: re.Match) -> str:
         text = m.group(0)
-        return text if text[0] in "\"'" else re.sub(r"[^\n]", " ", text)
+        return re.sub(r"[^\n]", " ", text) if text.startswith(("//", "/*")) else text
 
     return _COMMENT_OR_LITERAL.sub(blank, source)
 
