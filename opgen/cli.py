@@ -150,7 +150,7 @@ def verify(
             table = Table("op", "overload", "target", "result", "examples", "detail")
             for r in results:
                 table.add_row(r.row.op, r.row.overload, r.row.target, "[green]pass[/]" if r.ok else f"[red]{r.stage}[/]",
-                              str(r.evidence.get("examples", "")), "" if r.ok else r.message.splitlines()[0][:100])
+                              str(r.evidence.get("examples", "")), "" if r.ok else escape(r.message.splitlines()[0][:100]))
             out.print(table)
         raise typer.Exit(0 if results and all(r.ok for r in results) else EXIT_FAILED)
     except OpgenError as exc:
@@ -173,7 +173,7 @@ def list_(
     colours = {"verified": "green", "stale": "yellow", "missing": "red"}
     table = Table("op", "overload", "target", "status", "detail")
     for r in rows:
-        table.add_row(r.op, r.overload, r.target, f"[{colours.get(r.status, 'white')}]{r.status}[/]", "; ".join(r.reasons))
+        table.add_row(r.op, r.overload, r.target, f"[{colours.get(r.status, 'white')}]{r.status}[/]", escape("; ".join(r.reasons)))
     out.print(table)
     counts = {s: sum(r.status == s for r in rows) for s in ("verified", "stale", "missing")}
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -212,21 +212,22 @@ def show(
     for e in shown:
         out.rule(escape(f"{op} [{e['overload']}] {e['target']}: {e['status']}"))
         if e["status"] == "missing":
-            out.print(f"no entry; run: opgen synthesize {op} --overload {e['overload']}")
+            out.print(f"no entry; run: opgen synthesize {op} --overload {e['overload']}", markup=False)
             continue
         ev, pv = e["evidence"], e["provenance"]
-        out.print(f"signature  {e['signature']['python']}")
-        out.print(f"C++        {e['signature']['cpp']}")
-        out.print(f"C symbol   {e['signature']['c_symbol']}")
-        out.print(f"evidence   {ev['examples']} examples, seeds {[r['seed'] for r in ev['runs']]}, "
+        plain = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 (signatures hold [brackets])
+        plain(f"signature  {e['signature']['python']}")
+        plain(f"C++        {e['signature']['cpp']}")
+        plain(f"C symbol   {e['signature']['c_symbol']}")
+        plain(f"evidence   {ev['examples']} examples, seeds {[r['seed'] for r in ev['runs']]}, "
                   f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, {ev['date']}")
-        out.print(f"build      {ev['build']['compiler']} {' '.join(ev['build']['flags'])} (isa {ev['build']['isa']})")
+        plain(f"build      {ev['build']['compiler']} {' '.join(ev['build']['flags'])} (isa {ev['build']['isa']})")
         model = pv.get("model") or (pv.get("original") or {}).get("model")
-        out.print(f"provenance provider {pv['provider']}, model {model or 'none recorded'}, attempts {pv['attempts']}, "
+        plain(f"provenance provider {pv['provider']}, model {model or 'none recorded'}, attempts {pv['attempts']}, "
                   f"tokens {pv['tokens']}" + (f", answered by {pv['answered_by']}" if pv.get("answered_by") else ""))
-        out.print(f"transcript {e['transcript_path']}")
+        plain(f"transcript {e['transcript_path']}")
         for reason in e.get("stale_reasons", []):
-            out.print(f"[yellow]stale:[/] {reason}")
+            out.print(f"[yellow]stale:[/] {escape(reason)}")
 
 
 def main() -> None:

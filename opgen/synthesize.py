@@ -73,7 +73,9 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
         except AwaitingAnswer:
             raise  # the file exchange is waiting for a person; nothing failed
         except OpgenError as exc:
-            transcript["exchanges"].append({"attempt": number, "request": request.messages, "error": exc.render()})
+            # Keep whatever raw traffic the provider saw (refusals, invalid answers) with the error.
+            transcript["exchanges"].append({"attempt": number, "request": request.messages, "error": exc.render(),
+                                            "raw": list(getattr(provider, "last_exchanges", []))})
             outcome.error = exc.render()
             outcome.transcript_path = _keep_failed(project, transcript, outcome)
             raise _with_transcript(exc, outcome.transcript_path)
@@ -147,7 +149,7 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, s
 
 def _keep_failed(project: Project, transcript: dict, outcome: Outcome) -> Path:
     project.runs.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%f")  # two failures in one second must not collide
     path = project.runs / f"{stamp}-{outcome.op}__{outcome.overload}.{outcome.target}.json"
     transcript["outcome"] = outcome.error
     path.write_text(json.dumps(transcript, indent=2) + "\n")

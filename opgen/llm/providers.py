@@ -107,6 +107,11 @@ class OpenAIProvider:
     def _on_error(self, error: Exception, **_: Any) -> None:
         self._current()["error"] = f"{type(error).__name__}: {error}"
 
+    @property
+    def last_exchanges(self) -> list[dict[str, Any]]:
+        """Raw requests and responses of the latest ``complete`` call, failed or not."""
+        return self._exchanges
+
     def _current(self) -> dict[str, Any]:
         if not self._exchanges:
             self._exchanges.append({"at": now()})
@@ -277,6 +282,7 @@ def choose_provider(name: str | None, *, model: str | None, recordings: Recordin
         configured = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")
         name = "openai" if configured else "replay"
     if name == "openai":
+        http_retries = int(os.environ.get("OPGEN_HTTP_RETRIES", http_retries))
         return OpenAIProvider(model or "", mode=mode, http_retries=http_retries, reasks=reasks, max_tokens=max_tokens)
     if name == "replay":
         return ReplayProvider(recordings)
