@@ -1,8 +1,15 @@
-"""The admission gate: policy, build, verify on development seeds, verify on fresh seeds.
+"""The admission gate: policy, build, import audit, verify on development seeds, a
+sanitizer run, verify on fresh seeds.
 
 One gate for every way a kernel arrives (an LLM answer, a replayed recording, a
 hand-written file, a registry entry being re-verified), so "admitted" means the same
 thing everywhere. Each failed stage returns feedback an LLM can repair from.
+
+Stages, in order: ``policy`` (the source rules, then the compiled object's imports and
+load-time code, and symbols no allowed library provides), ``compile``, ``verify`` (the
+development seed), ``sanitizer`` (an ASan+UBSan build on a fixed-seed sample, run side
+by side with the development run and cancelled if that fails), ``admission`` (fresh
+seeds, run side by side). Every run executes in the sandbox of ``opgen.verify``.
 """
 
 from __future__ import annotations
@@ -10,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import secrets
+import threading
 from concurrent.futures import ThreadPoolExecutor
 import sys
 from dataclasses import dataclass, field
@@ -21,10 +30,10 @@ from typing import Any
 
 from . import policy
 from .abi import c_symbol
-from .build import BuildJob, BuildResult, build
+from .build import SANITIZER_FLAGS, BuildJob, BuildResult, build, inspect_object, sanitizer_job, sanitizer_runtime
 from .shim import render_shim
 from .spec import Overload, Spec
-from .verify.harness import Limits, Verdict, verify_library
+from .verify.harness import Limits, Verdict, sanitizer_options, verify_library
 
 
 @dataclass(frozen=True)
@@ -33,21 +42,28 @@ class GateSettings:
     admission_examples: int = int(os.environ.get("OPGEN_ADMISSION_EXAMPLES", 150))
     admission_runs: int = 2
     limits: Limits = Limits()
+    sanitizer_examples: int = int(os.environ.get("OPGEN_SANITIZER_EXAMPLES", 30))  # 0: no sanitizer run
 
 
 @dataclass
 class GateResult:
     ok: bool
-    stage: str  # policy | compile | verify | admission | pass
+    stage: str  # policy | compile | verify | sanitizer | admission | pass
     feedback: str  # for the LLM and the user
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)  # development, then admission runs
     build: BuildResult | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    sanitizer: Verdict | None = None  # the ASan+UBSan run, kept apart from the verdicts above
 
 
 def dev_seed(spec: Spec, overload: Overload) -> int:
     """The seed used while repairing: fixed, so a repair conversation is reproducible."""
     return int(hashlib.sha256(f"{spec.op}/{overload.name}/dev".encode()).hexdigest()[:8], 16)
+
+
+def sanitizer_seed(spec: Spec, overload: Overload) -> int:
+    """The sanitizer sample's seed: fixed, so a sanitizer report is reproducible."""
+    return int(hashlib.sha256(f"{spec.op}/{overload.name}/sanitizer".encode()).hexdigest()[:8], 16)
 
 
 def build_job(spec: Spec, overload: Overload, source: str) -> BuildJob:
@@ -65,20 +81,103 @@ def check_policy(spec: Spec, overload: Overload, source: str) -> GateResult | No
     return None
 
 
+def audit_build(result: BuildResult, threads_allowed: bool) -> tuple[GateResult | None, dict[str, Any]]:
+    """The compiled kernel object against the import policy, and a failed link's unresolved symbols."""
+    obj = result.object("kernel.cpp")
+    if obj is None:
+        return None, {}
+    info = inspect_object(obj)
+    violations = [str(v) for v in policy.audit_object(info.imports, info.load_time_sections, info.ifuncs,
+                                                      threads_allowed=threads_allowed)]
+    if not result.ok:
+        unresolved = sorted(set(re.findall(r"undefined reference to [`'‘]([^'’`]+)['’]", result.diagnostics)))
+        violations += [f"the kernel uses `{name}`, which no library it may link against provides (libstdc++, libm, "
+                       f"libc{', libgomp' if threads_allowed else ''}); implement it yourself [rule unresolved-symbol]"
+                       for name in unresolved]
+    record = {"imports": sorted({shown for _, shown in info.imports} - {"_GLOBAL_OFFSET_TABLE_"}),
+              "load_time_sections": [name for name, _ in info.load_time_sections],
+              "ifuncs": list(info.ifuncs)}
+    if violations:
+        return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations), build=result), record
+    return None, record
+
+
+class _SanitizerRun(threading.Thread):
+    """Build (cached) and run the ASan+UBSan variant while the development run goes on."""
+
+    def __init__(self, job: BuildJob, built: BuildResult | None, symbol: str, spec: Spec, overload: Overload,
+                 settings: GateSettings):
+        super().__init__(daemon=True)
+        self.job, self.built, self.symbol, self.spec, self.overload, self.settings = job, built, symbol, spec, overload, settings
+        self.cancel = threading.Event()
+        self.verdict: Verdict | None = None
+        self.note = ""
+
+    def run(self) -> None:
+        runtime = sanitizer_runtime()
+        if runtime is None:
+            self.note = "no libasan for this compiler (g++ -print-file-name=libasan.so found nothing): sanitizer run skipped"
+            return
+        built = self.built or build([sanitizer_job(self.job)])[0]
+        self.built = built
+        if not built.ok:
+            self.verdict = Verdict(False, "sanitizer", "the sanitizer build (-fsanitize=address,undefined) did not "
+                                   "compile although the normal build did:\n" + built.diagnostics)
+            return
+        if self.cancel.is_set():
+            return
+        self.verdict = verify_library(built.library, self.symbol, self.spec.path, self.overload.name,
+                                      seed=sanitizer_seed(self.spec, self.overload),
+                                      max_examples=self.settings.sanitizer_examples, limits=self.settings.limits,
+                                      sanitizer_runtime=runtime, cancel=self.cancel)
+
+    def record(self) -> dict[str, Any]:
+        v = self.verdict
+        if v is None:
+            return {"ran": False, "note": self.note or "not run"}
+        return {"ran": True, "passed": v.ok, "examples": v.examples, "seed": v.seed, "seconds": round(v.seconds, 3),
+                "flags": SANITIZER_FLAGS, "runtime": sanitizer_runtime(),
+                "options": sanitizer_options(Path("<workdir>"), self.settings.limits.for_sanitizer()),
+                "cache_key": self.built.job.key if self.built else None}
+
+
 def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings = GateSettings(),
              built: BuildResult | None = None, fresh_seeds: list[int] | None = None) -> GateResult:
     """Everything a candidate must pass before admission, in order, stopping at the first failure."""
     if (rejected := check_policy(spec, overload, source)) is not None:
         return rejected
-    result = built or build([build_job(spec, overload, source)])[0]
+    job = build_job(spec, overload, source)
+    sanitized: BuildResult | None = None
+    if built is not None:
+        result = built
+    elif settings.sanitizer_examples and sanitizer_runtime():
+        result, sanitized = build([job, sanitizer_job(job)])  # one ninja run, both variants side by side
+    else:
+        result = build([job])[0]
+    threads = spec.threads_allowed(overload)
+    rejected, imports = audit_build(result, threads)
+    if rejected is not None:
+        return rejected
     if not result.ok:
         return GateResult(False, "compile", result.diagnostics or "the build failed without diagnostics", build=result)
     symbol = c_symbol(spec.op, overload.name)
+    sanitizer = _SanitizerRun(job, sanitized, symbol, spec, overload, settings) if settings.sanitizer_examples else None
+    if sanitizer is not None:
+        sanitizer.start()
+
+    def finish_sanitizer() -> Verdict | None:
+        if sanitizer is None:
+            return None
+        sanitizer.join()
+        return sanitizer.verdict
+
     verdicts = []
     dev = verify_library(result.library, symbol, spec.path, overload.name, seed=dev_seed(spec, overload),
                          max_examples=settings.dev_examples, limits=settings.limits)
     verdicts.append(dev)
     if not dev.ok:
+        if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
+            sanitizer.cancel.set()
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or [secrets.randbits(32) for _ in range(settings.admission_runs)]
@@ -87,12 +186,18 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         admission = list(pool.map(lambda s: verify_library(
             result.library, symbol, spec.path, overload.name, seed=s,
             max_examples=settings.admission_examples, limits=settings.limits), seeds))
+        san = finish_sanitizer()
     verdicts += admission
+    if san is not None and not san.ok:
+        return GateResult(False, "sanitizer", san.as_feedback(), verdicts, result, sanitizer=san)
     for v in admission:
         if not v.ok:
-            return GateResult(False, "admission", v.as_feedback(), verdicts, result)
+            return GateResult(False, "admission", v.as_feedback(), verdicts, result, sanitizer=san)
+    ev = evidence(spec, overload, verdicts, result, settings)
+    ev["sanitizer"] = sanitizer.record() if sanitizer is not None else {"ran": False, "note": "disabled (sanitizer_examples=0)"}
+    ev["import_audit"] = imports
     return GateResult(True, "pass", f"{sum(v.examples for v in verdicts)} examples passed", verdicts, result,
-                      evidence=evidence(spec, overload, verdicts, result, settings))
+                      evidence=ev, sanitizer=san)
 
 
 def evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], built: BuildResult,
@@ -108,6 +213,7 @@ def evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], built: Bui
         "machine": machine(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "limits": settings.limits.as_dict(),
+        "sandbox": verdicts[0].sandbox if verdicts else {},
         "build": {**built.record(), "seconds": round(built.seconds, 3), "cached": built.cached},
     }
 

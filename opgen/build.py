@@ -4,6 +4,14 @@ A build is keyed by the sha256 of everything that determines its output (sources
 the runtime headers, compiler identity, flags). An unchanged candidate is never
 rebuilt: its library is already in the cache. Many candidates build in one ninja
 run, in parallel; compiler diagnostics are kept per candidate for the repair loop.
+
+Libraries link with ``-z defs``: every symbol a kernel uses must resolve against the
+libraries on the link line (libstdc++, libm, libc, libgcc; libgomp where threads are
+allowed), so a kernel cannot leave a reference to be bound at load time to whatever
+the host process has (libpython, numpy, a BLAS). ``inspect_object`` reads what the
+compiled kernel object imports and whether it carries code that runs at load time;
+the admission gate audits that against the policy. ``sanitizer_job`` is the same
+candidate built with AddressSanitizer and UndefinedBehaviorSanitizer.
 """
 
 from __future__ import annotations
@@ -26,6 +34,11 @@ from .errors import OpgenError
 RUNTIME = Path(__file__).parent / "runtime"
 BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall"]
 OPENMP_FLAGS = ["-fopenmp"]
+LINK_FLAGS = ["-Wl,-z,defs"]  # no symbol left unresolved for the loader to bind to the host process
+# Applied after BASE_FLAGS, so -O1 wins over -O3 (sanitizer reports are clearest at -O1).
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-O1", "-g"]
+# Sections whose contents run when a library is loaded or unloaded.
+LOAD_TIME_SECTIONS = (".init_array", ".ctors", ".preinit_array", ".fini_array", ".dtors", ".init", ".fini")
 DIAGNOSTIC_LIMIT = 4000  # characters of compiler output sent back to the LLM
 
 
@@ -71,15 +84,48 @@ class BuildJob:
         return BASE_FLAGS + (OPENMP_FLAGS if self.threads else []) + self.extra_flags
 
     @property
+    def link_flags(self) -> list[str]:
+        return self.flags + LINK_FLAGS
+
+    @property
+    def sanitized(self) -> bool:
+        return any(f.startswith("-fsanitize=") for f in self.extra_flags)
+
+    @property
     def key(self) -> str:
         h = hashlib.sha256()
         tc = toolchain()
-        h.update(json.dumps([tc["cxx_version"], tc["isa"], self.flags], sort_keys=True).encode())
+        h.update(json.dumps([tc["cxx_version"], tc["isa"], self.flags, LINK_FLAGS], sort_keys=True).encode())
         for header in sorted(RUNTIME.glob("*.h*")):
             h.update(header.name.encode() + b"\0" + header.read_bytes())
         for name in sorted(self.sources):
             h.update(name.encode() + b"\0" + self.sources[name].encode() + b"\0")
         return h.hexdigest()[:32]
+
+
+def sanitizer_job(job: BuildJob) -> BuildJob:
+    """The same candidate built with ASan + UBSan (its own cache key)."""
+    return BuildJob(name=f"{job.name}-asan-ubsan", sources=job.sources, threads=job.threads,
+                    extra_flags=job.extra_flags + SANITIZER_FLAGS)
+
+
+@functools.cache
+def sanitizer_runtime() -> str | None:
+    """What a sanitizer build needs preloaded into an uninstrumented Python (an ``LD_PRELOAD``
+    value), or None where this compiler has no libasan.
+
+    libasan must come first. libstdc++ comes with it: ASan intercepts ``__cxa_throw`` and
+    looks the real one up at startup, before any kernel has brought libstdc++ in; without it
+    the first C++ exception a kernel throws (opgen::Error) stops the process with an ASan
+    CHECK failure."""
+    libs = []
+    for name in ("libasan.so", "libstdc++.so"):
+        out = subprocess.run([toolchain()["cxx"], f"-print-file-name={name}"], capture_output=True, text=True)
+        path = Path(out.stdout.strip())
+        if out.returncode != 0 or not path.is_absolute() or not path.exists():
+            return None
+        libs.append(str(path.resolve()))
+    return ":".join(libs)
 
 
 @dataclass
@@ -91,10 +137,68 @@ class BuildResult:
     cached: bool
     seconds: float
     flags: list[str]
+    directory: Path | None = None  # the build directory (objects, logs), also after a failed link
 
     def record(self) -> dict:
         tc = toolchain()
-        return {"compiler": tc["cxx_version"], "flags": self.flags, "isa": tc["isa"], "cache_key": self.job.key}
+        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS, "isa": tc["isa"],
+                "cache_key": self.job.key}
+
+    def object(self, source: str = "kernel.cpp") -> Path | None:
+        """The compiled object of one source (present once it compiled, even if the link failed)."""
+        if self.directory is None:
+            return None
+        path = self.directory / f"{source}.o"
+        return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What a compiled object needs from outside and what it would run at load time."""
+
+    imports: tuple[tuple[str, str], ...]  # (symbol, demangled), undefined in the object
+    load_time_sections: tuple[tuple[str, int], ...]  # (section, size) of non-empty init/fini sections
+    ifuncs: tuple[str, ...]  # GNU indirect functions: their resolvers run at load time
+
+
+def inspect_object(path: Path) -> ObjectInfo:
+    """Imports (``nm``), load-time sections (``readelf -S``) and ifuncs of one object file.
+
+    The three tools run side by side; the answer is cached per file version."""
+    stat = Path(path).stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key in _INSPECTED:
+        return _INSPECTED[key]
+    cmds = [["nm", "-P", "-p", str(path)], ["nm", "-P", "-p", "-C", str(path)], ["readelf", "-S", "-W", str(path)]]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    (raw, err), (dem, _), (sections, _) = [p.communicate() for p in procs]
+    if procs[0].returncode != 0:
+        raise OpgenError(f"nm could not read {Path(path).name}: {err.strip()}", hint="install binutils")
+    raw_lines, dem_lines = raw.splitlines(), dem.splitlines()
+    if len(dem_lines) != len(raw_lines):
+        dem_lines = raw_lines
+    undefined, ifuncs = [], []
+    for line, shown in zip(raw_lines, dem_lines):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        suffix = line[len(parts[0]):]  # " U" or " T 0000 0010": the same in both listings
+        name = shown[: len(shown) - len(suffix)] if suffix and shown.endswith(suffix) else parts[0]
+        if parts[1] in ("U", "w", "v"):
+            undefined.append((parts[0], name))
+        elif parts[1] == "i":
+            ifuncs.append(name)
+    load_time = []
+    for m in re.finditer(r"\]\s+(\.\S+)\s+\S+\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)", sections):
+        name, size = m.group(1), int(m.group(2), 16)
+        if size and any(name == s or name.startswith(s + ".") for s in LOAD_TIME_SECTIONS):
+            load_time.append((name, size))
+    info = ObjectInfo(imports=tuple(undefined), load_time_sections=tuple(load_time), ifuncs=tuple(ifuncs))
+    _INSPECTED[key] = info
+    return info
+
+
+_INSPECTED: dict[tuple[str, int, int], ObjectInfo] = {}
 
 
 def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildResult]:
@@ -136,7 +240,7 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
         results.append(BuildResult(
             job=job, ok=lib.exists(), library=lib if lib.exists() else None,
             diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job not in pending,
-            seconds=elapsed if job in pending else 0.0, flags=job.flags,
+            seconds=elapsed if job in pending else 0.0, flags=job.flags, directory=out_dir,
         ))
     return results
 
@@ -163,7 +267,7 @@ def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
             obj = d / (name + ".o")
             objs.append(str(obj))
             lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
-        lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {flags}"]
+        lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {' '.join(job.link_flags)}"]
     return "\n".join(lines) + "\n"
 
 

@@ -22,11 +22,12 @@ from rich.table import Table
 from .admission import GateSettings
 from .errors import AwaitingAnswer, OpgenError
 from .library import reverify, status_rows, verify_source
-from .llm.providers import choose_provider
+from .llm.providers import TokenBudget, choose_provider, parse_budget, parse_timeout
 from .llm.recordings import Recordings
 from .project import Project
 from .registry import Registry
 from .spec import TARGET_IDS, TARGETS, load_all
+from .speclint import lint_spec, require_clean
 from .synthesize import synthesize_overload
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM-written native operator kernels, admitted only when proven.")
@@ -60,6 +61,8 @@ def synthesize(
     exchange_dir: Optional[Path] = typer.Option(None, "--exchange-dir", help="Where --provider file writes prompts and reads answers (default: exchange/)."),
     answered_by: Optional[str] = typer.Option(None, "--answered-by", help="Who answers a file exchange (recorded in provenance)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Completion token limit per request."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for one HTTP response (default: $OPGEN_HTTP_TIMEOUT or 300)."),
+    token_budget: Optional[int] = typer.Option(None, "--token-budget", help="Stop before any further request once this many tokens (prompt + completion, as the server reports them) are spent (default: $OPGEN_TOKEN_BUDGET, else no limit)."),
     examples: Optional[int] = typer.Option(None, "--examples", help="Hypothesis examples per verification run."),
     root: Optional[Path] = RootOpt,
 ) -> None:
@@ -75,9 +78,12 @@ def synthesize(
         if target not in spec.targets:
             raise OpgenError(f"{op} does not list target {target}", hint=f"its targets are {', '.join(spec.targets)}")
         chosen = [spec.overload(n) for n in overload] if overload else spec.overloads
+        require_clean(spec, chosen)  # a spec a constant kernel could pass is fixed first; nothing is asked
+        budget = TokenBudget(parse_budget(token_budget if token_budget is not None else os.environ.get("OPGEN_TOKEN_BUDGET")))
         llm = choose_provider(provider, model=model, recordings=Recordings(project.recordings),
                               exchange_dir=exchange_dir or project.root / "exchange", mode=mode,
-                              answered_by=answered_by, max_tokens=max_tokens)
+                              answered_by=answered_by, max_tokens=max_tokens,
+                              timeout=parse_timeout(timeout) if timeout is not None else None, budget=budget)
         failed = 0
         for o in chosen:
             console.rule(escape(f"{op} [{o.name}] -> {TARGET_IDS[target]}"))
@@ -87,7 +93,7 @@ def synthesize(
                     console.print(f"  {escape(msg)}", highlight=False)
 
                 result = synthesize_overload(project, spec, o, llm, target=target, max_attempts=max_attempts,
-                                             settings=_settings(examples), report=report)
+                                             settings=_settings(examples), report=report, lint=False)
             if result.admitted:
                 ev = result.entry.data["evidence"]
                 console.print(f"[green]admitted[/] {op} {o.name} ({TARGET_IDS[target]}) after {len(result.attempts)} "
@@ -99,6 +105,8 @@ def synthesize(
                 for a in result.attempts:
                     console.print(f"  attempt {a.number}: {a.stage}: {escape(a.feedback.splitlines()[0][:200])}", highlight=False)
                 console.print(f"  transcript: {escape(str(result.transcript_path))}", highlight=False)
+        if budget.used or budget.limit is not None:
+            console.print(f"tokens: {escape(budget.report())}", highlight=False)
         raise typer.Exit(EXIT_FAILED if failed else 0)
     except OpgenError as exc:
         _fail(exc)
@@ -155,6 +163,82 @@ def verify(
         raise typer.Exit(0 if results and all(r.ok for r in results) else EXIT_FAILED)
     except OpgenError as exc:
         _fail(exc)
+
+
+@app.command()
+def lint(
+    ops: Optional[list[str]] = typer.Argument(None, help="Ops to lint (default: every spec)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Reject specs a constant or all-zero kernel could pass: a reference that ignores its
+    inputs, or default inputs whose reference magnitudes sit under the tolerance."""
+    try:
+        specs = load_all(Project.locate(root).specs)
+        if unknown := sorted(set(ops or []) - set(specs)):
+            raise OpgenError(f"no spec for {', '.join(unknown)}", hint=f"known ops: {', '.join(sorted(specs))}")
+        results = [r for name in (ops or sorted(specs)) for r in lint_spec(specs[name])]
+    except OpgenError as exc:
+        _fail(exc)
+    findings = [f for r in results for f in r.findings]
+    if as_json:
+        out.print_json(json.dumps({"results": [r.as_dict() for r in results], "findings": len(findings)}))
+    else:
+        for r in results:
+            if r.ok:
+                zeros = "" if r.zero_passes is None else f", an all-zero result passes {r.zero_passes} of {r.informative}"
+                out.print(f"ok   {r.op} [{r.overload}]: result changes with the inputs in {r.changed} of "
+                          f"{r.compared} non-empty examples{zeros}", markup=False, highlight=False)
+            for f in r.findings:
+                out.print(f"FAIL {f.render()}", markup=False, highlight=False)
+        out.print(f"{len(results)} overloads linted, {len(findings)} finding(s)", markup=False, highlight=False)
+    raise typer.Exit(EXIT_FAILED if findings else 0)
+
+
+@app.command()
+def corpus(
+    names: Optional[list[str]] = typer.Argument(None, help="Only these corpus entries (default: all)."),
+    honest: bool = typer.Option(True, "--honest/--no-honest", help="Also gate every shipped registry kernel (false rejections)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Reliability figures: every known-bad kernel in verification/corpus/ must be rejected for its
+    stated reason, every shipped kernel admitted. Exit 1 on a hole, a wrong reason or a false rejection."""
+    from .corpus import render_tally, run_corpus  # here, so the other commands do not import it
+
+    try:
+        project = Project.locate(root)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("gating", total=None)
+            report = run_corpus(project, names=names or None, honest=honest,
+                                progress=lambda label, done, total: bar.update(task, completed=done, total=total,
+                                                                               description=label))
+    except OpgenError as exc:
+        _fail(exc)
+    if as_json:
+        out.print_json(json.dumps(report.as_dict()))
+    else:
+        plain = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731
+        width = max((len(r.entry.name) for r in report.entries), default=10)
+        plain(f"{'outcome':9} {'entry':{width}} {'expected':26} got")
+        for r in report.entries:
+            got = "admitted" if r.got.stage == "pass" else f"{r.got.stage}/{'+'.join(r.got.kinds)}"
+            expected = r.entry.expect.stages + (f"/{r.entry.expect.kind}" if r.entry.expect.kind else "")
+            plain(f"{'pending' if r.pending else r.outcome:9} {r.entry.name:{width}} {expected:26} {got}")
+        for r in report.entries:
+            if r.outcome != "expected":
+                plain(f"\n{r.entry.name} ({r.entry.op} {r.entry.overload}, {r.entry.cheat}"
+                      + (", pending the sandbox layer" if r.pending else "") + f"):\n  expected {r.entry.expect.describe()}"
+                      f"\n  got      {r.got.summary()}" + (f"\n  note     {r.entry.note}" if r.entry.note else ""))
+        if report.honest:
+            plain("")
+            for h in report.honest:
+                plain(f"{'admitted' if h.ok else 'REJECTED':9} {h.op} {h.overload} ({h.target}): "
+                      + (f"{h.examples} examples" if h.ok else h.got.summary()))
+        plain("")
+        out.print(render_tally(report.tally()), markup=False, highlight=False)
+    raise typer.Exit(0 if report.ok else EXIT_FAILED)
 
 
 @app.command("list")

@@ -15,7 +15,7 @@ from .abi import cpp_declaration, kernel_name
 from .spec import Domain, Overload, Spec
 
 ALLOWED_CPP_HEADERS = (
-    "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstring", "limits",
+    "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdlib", "cstring", "limits",
     "numeric", "string", "type_traits", "utility", "vector", "immintrin.h",
 )
 

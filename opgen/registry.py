@@ -10,7 +10,9 @@ Layout, one directory per (op, overload, target), committed:
 An entry names each file with its sha256. Status is computed, never stored: an entry
 whose spec hash or file hashes no longer match is *stale* and is not served. Writes
 stage a complete directory and swap it in with one atomic rename, under a lock, so a
-reader or a crash sees the old entry or the new one, never a mix.
+reader or a crash sees the old entry or the new one, never a mix. What a killed
+admission leaves behind (a ``.<overload>.staged-*`` directory) is never served and is
+removed by the next admission of that entry.
 """
 
 from __future__ import annotations
@@ -121,13 +123,17 @@ class Registry:
         final = self.entry_dir(op, overload, target)
         final.parent.mkdir(parents=True, exist_ok=True)
         with self.lock():
+            _recover(final)  # the lock is held: any staged or old directory is a dead admission's
             staged = Path(tempfile.mkdtemp(prefix=f".{overload}.staged-", dir=final.parent))
+            os.chmod(staged, 0o755)  # mkdtemp's 0700 would hide the entry from other users
             for name, text in files.values():
                 (staged / name).write_text(text)
             (staged / "entry.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
             for p in staged.iterdir():
                 _fsync(p)
+            _fsync(staged)  # the directory's own entries, before it becomes visible
             _swap_into_place(staged, final)
+            _fsync(final.parent)  # make the swap itself durable
         return Entry(final, data)
 
     def lookup(self, op: str, arg_types: list[str], specs: dict[str, Spec], target: str = "cpu-cpp") -> Entry:
@@ -167,7 +173,34 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-_RENAME_EXCHANGE = 2
+def _recover(final: Path) -> None:
+    """Undo what a killed admission of ``final`` left behind (call with the lock held).
+
+    A ``.staged-`` directory is a write that never became the entry: removed. An
+    ``.old-`` directory exists only on the two-rename fallback; if the kill fell between
+    the renames, ``final`` is missing and the old directory is the entry as it was
+    before: it is put back.
+    """
+    olds = sorted(final.parent.glob(f".{final.name}.old-*"))
+    if olds and not final.exists() and (olds[-1] / "entry.json").exists():
+        os.rename(olds.pop(), final)
+    for leftover in olds + sorted(final.parent.glob(f".{final.name}.staged-*")):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2  # renameat2(2) flag (Linux)
+_RENAME_SWAP = 2  # renamex_np(2) flag (macOS)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step, where the platform can."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    if (renameat2 := getattr(libc, "renameat2", None)) is not None:
+        AT_FDCWD = -100
+        return renameat2(AT_FDCWD, bytes(a), AT_FDCWD, bytes(b), _RENAME_EXCHANGE) == 0
+    if (renamex_np := getattr(libc, "renamex_np", None)) is not None:
+        return renamex_np(bytes(a), bytes(b), _RENAME_SWAP) == 0
+    return False
 
 
 def _swap_into_place(staged: Path, final: Path) -> None:
@@ -175,14 +208,12 @@ def _swap_into_place(staged: Path, final: Path) -> None:
     if not final.exists():
         os.rename(staged, final)
         return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    AT_FDCWD = -100
-    if renameat2 is not None and renameat2(AT_FDCWD, bytes(staged), AT_FDCWD, bytes(final), _RENAME_EXCHANGE) == 0:
-        shutil.rmtree(staged)  # staged now holds the old entry
+    if _exchange(staged, final):
+        shutil.rmtree(staged)  # staged now holds the old entry; a kill here leaves it for _recover
         return
-    # Without renameat2 (non-Linux): two renames; a crash between them leaves the old
-    # entry under a .old- name, which the next admission of this entry cleans up.
+    # Without an exchange (a filesystem that refuses it): two renames. A kill between
+    # them leaves no entry at ``final`` until _recover, at the next admission, puts the
+    # old one back; readers meanwhile find the entry missing, never a mix.
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     os.rename(final, old)
     os.rename(staged, final)

@@ -25,6 +25,7 @@ from .prompts import render_repair, render_request
 from .registry import Entry, Registry
 from .shim import render_shim
 from .spec import TARGET_IDS, Overload, Spec
+from .speclint import require_clean
 
 Report = Callable[[str], None]
 
@@ -53,7 +54,9 @@ class Outcome:
 
 def synthesize_overload(project: Project, spec: Spec, overload: Overload, provider: Provider, *,
                         target: str = "cpp", max_attempts: int = 3, settings: GateSettings = GateSettings(),
-                        report: Report = lambda s: None) -> Outcome:
+                        report: Report = lambda s: None, lint: bool = True) -> Outcome:
+    if lint:  # a spec that a constant or all-zero kernel could pass is fixed before anything is asked
+        require_clean(spec, [overload])
     target_id = TARGET_IDS[target]
     registry = Registry(project.generated)
     recordings = Recordings(project.recordings)

@@ -163,7 +163,8 @@ def test_unwritten_output_is_caught_by_the_nan_poison(libraries):
 def test_a_segfault_is_a_crash_naming_the_signal_and_the_input(libraries):
     v = verify(libraries, "exp_segfaults")
     assert (v.ok, v.kind) == (False, "crash")
-    assert v.message == "the kernel process died with SIGSEGV: the process crashed on the input shown"
+    assert v.message == ("the kernel process died with SIGSEGV: invalid memory access (segmentation fault: "
+                         "an out-of-bounds or null pointer access) on the input shown")
     assert numel(v.details["args"]["x"]) > 3  # the triggering input, not a later or earlier one
     assert "Counterexample" in v.as_feedback()
 

@@ -26,6 +26,8 @@ SAMPLES = {
     "output": 'printf("%d", 1);',
     "load-time-code": "__attribute__((constructor)) static void init() {}",
     "threads": "std::thread t([] {});",
+    "fp-environment": "_mm_setcsr(_mm_getcsr() | 0x8040);",
+    "sanitizer-evasion": "bool under_asan = __has_feature(address_sanitizer);",
 }
 
 # More spellings of the same escapes: each must still be caught by its rule.
@@ -36,6 +38,8 @@ VARIANTS = [
     ("process", "execvp(argv[0], argv);"),
     ("process", "raise(9);"),
     ("exit", "std::abort();"),
+    ("sanitizer-evasion", "#if defined(__SANITIZE_ADDRESS__)"),
+    ("sanitizer-evasion", '__attribute__((no_sanitize("address"))) void peek();'),
     ("exit", "_Exit(1);"),
     ("exit", "std::terminate();"),
     ("signal", "longjmp(env, 1);"),

@@ -34,6 +34,60 @@ class LLMError(OpgenError):
     """The endpoint failed or never produced a valid answer within the retry budget."""
 
 
+class BudgetSpent(LLMError):
+    """The total token budget is spent; no further request is started."""
+
+
+@dataclass
+class TokenBudget:
+    """Tokens spent at the endpoint over a whole run (every overload, attempt and re-ask),
+    as the server reports them in ``usage``, against an optional limit."""
+
+    limit: int | None = None
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def used(self) -> int:
+        return self.prompt + self.completion
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else self.limit - self.used
+
+    def add(self, usage: Any) -> None:
+        self.prompt += getattr(usage, "prompt_tokens", 0) or 0
+        self.completion += getattr(usage, "completion_tokens", 0) or 0
+
+    def report(self) -> str:
+        of = f" of the {self.limit} budgeted" if self.limit is not None else ""
+        return (f"{self.used}{of} tokens used ({self.prompt} prompt + {self.completion} completion, "
+                "as the server reported)")
+
+    def spent(self, before: str) -> BudgetSpent:
+        return BudgetSpent(f"the token budget is spent: {self.report()}; stopped before {before}",
+                           hint="raise --token-budget (or OPGEN_TOKEN_BUDGET) to go on; admitted entries are kept")
+
+    def check(self, before: str) -> None:
+        """Raise BudgetSpent if another request would start with the budget used up."""
+        if self.limit is not None and self.used >= self.limit:
+            raise self.spent(before)
+
+
+def parse_budget(value: int | str | None) -> int | None:
+    """--token-budget or OPGEN_TOKEN_BUDGET: a positive whole number of tokens, or unset."""
+    if value is None or value == "":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ConfigError(f"token budget {value!r} is not a positive number of tokens",
+                          hint="pass --token-budget N (or OPGEN_TOKEN_BUDGET=N) with N > 0, or leave it unset")
+    return n
+
+
 @dataclass
 class Request:
     op: str
@@ -67,14 +121,16 @@ def now() -> str:
 
 
 class OpenAIProvider:
-    """openai client wrapped by instructor. HTTP 429/5xx are retried by the openai client
-    (exponential backoff, honouring Retry-After); validation failures are re-asked by
-    instructor with the error text."""
+    """openai client wrapped by instructor. HTTP 429/5xx and timeouts are retried by the
+    openai client (``http_retries`` times, exponential backoff, honouring Retry-After);
+    validation failures are re-asked by instructor with the error text. Every response's
+    token usage is added to ``budget``; once a limit is spent no further request starts."""
 
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, mode: str = "tools",
-                 http_retries: int = 4, reasks: int = 2, timeout: float = 300.0, max_tokens: int | None = None):
+                 http_retries: int = 4, reasks: int = 2, timeout: float = 300.0, max_tokens: int | None = None,
+                 budget: TokenBudget | None = None):
         import instructor
         import openai
 
@@ -83,6 +139,10 @@ class OpenAIProvider:
         if mode not in MODES:
             raise ConfigError(f"unknown instructor mode {mode!r}", hint=f"choose one of {', '.join(MODES)}")
         self.model, self.mode, self.reasks, self.max_tokens = model, mode, reasks, max_tokens
+        self.http_retries, self.timeout = http_retries, timeout
+        # Every response's usage is counted here, re-asks and failed calls included.
+        self.budget = budget if budget is not None else TokenBudget()
+        self._call_usage = TokenBudget()
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._openai = openai
         client = openai.OpenAI(base_url=self.base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
@@ -100,6 +160,12 @@ class OpenAIProvider:
     def _on_response(self, response: Any) -> None:
         dump = response.model_dump() if hasattr(response, "model_dump") else repr(response)
         self._current()["response"] = dump
+        if isinstance(response, (str, bytes)):
+            # The client hands back the body as text when the server did not say it was JSON.
+            self._current()["not_json"] = True
+        usage = getattr(response, "usage", None)
+        self.budget.add(usage)
+        self._call_usage.add(usage)
 
     def _on_parse_error(self, error: Exception, **_: Any) -> None:
         self._current()["validation_error"] = str(error)
@@ -120,16 +186,35 @@ class OpenAIProvider:
     def complete(self, request: Request) -> Reply:
         from instructor.core import IncompleteOutputException, InstructorRetryException
 
+        try:  # instructor >= 1.17 stops its own re-asks at a token budget
+            from instructor.core import TokenBudgetExceeded, TokenUsageUnavailableError
+        except ImportError:  # older: the budget is still checked before every attempt
+            TokenBudgetExceeded = TokenUsageUnavailableError = _Never
+
         self._exchanges = []
-        extra = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        self._call_usage = TokenBudget()
+        self.budget.check(f"asking {self.model} for {request.op} [{request.overload}]")
+        extra: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens else {}
+        if self.budget.remaining is not None and TokenBudgetExceeded is not _Never:
+            extra["token_budget"] = self.budget.remaining  # instructor stops re-asking once it is spent
         try:
             answer, completion = self.client.chat.completions.create_with_completion(
                 model=self.model, messages=request.messages, response_model=KernelAnswer.expecting(request.context),
                 max_retries=self.reasks, **extra,  # no context=: instructor would template the messages with it
             )
         except IncompleteOutputException:
-            raise LLMError("the answer was cut off at the token limit", hint="raise --max-tokens, or use a model with a longer output") from None
+            limit = f"max_tokens {self.max_tokens}" if self.max_tokens else "the server's default max_tokens"
+            raise LLMError(f"the answer was cut off at the token limit (finish_reason 'length', {limit}); "
+                           "nothing was admitted",
+                           hint="raise --max-tokens, or use a model with a longer output") from None
+        except TokenBudgetExceeded:
+            raise self.budget.spent(f"re-asking {self.model} for {request.op} [{request.overload}]") from None
+        except TokenUsageUnavailableError:
+            raise LLMError(f"{self.base_url} does not report token usage, so --token-budget cannot be enforced",
+                           hint="unset --token-budget / OPGEN_TOKEN_BUDGET for this endpoint") from None
         except InstructorRetryException as exc:
+            if any(x.get("not_json") for x in self._exchanges):
+                raise _not_json(self.base_url, _body_of(self._exchanges)) from None
             cause = exc.__cause__
             if (isinstance(cause, ValueError) and not isinstance(cause, ValidationError)
                     and self._exchanges and "response" not in self._exchanges[-1]):
@@ -141,7 +226,6 @@ class OpenAIProvider:
             raise LLMError(_explain_failure(exc, self), hint=_failure_hint(exc)) from None
         except ValueError as exc:  # a truncated or non-JSON body the client could not decode
             raise _not_json(self.base_url, exc) from None
-        usage = getattr(completion, "usage", None)
         return Reply(
             answer=KernelAnswer(source=answer.source, notes=answer.notes),
             provenance={
@@ -154,27 +238,57 @@ class OpenAIProvider:
                 "answered_at": now(),
             },
             exchanges=self._exchanges,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            # Every response of this call (instructor's re-asks included), not only the last.
+            prompt_tokens=self._call_usage.prompt,
+            completion_tokens=self._call_usage.completion,
         )
 
 
-def _not_json(base_url: str, exc: Exception) -> LLMError:
+class _Never(Exception):
+    """Stands in for an exception type the installed instructor does not have."""
+
+
+def _not_json(base_url: str, exc: Exception | str) -> LLMError:
     return LLMError(f"the endpoint {base_url} sent a body that is not valid JSON: {exc}",
                     hint="check that OPENAI_BASE_URL points at an OpenAI-compatible /v1 endpoint")
+
+
+def _body_of(exchanges: list[dict[str, Any]]) -> str:
+    body = next(x["response"] for x in exchanges if x.get("not_json"))
+    return f"it starts {body[:120]}"
 
 
 def _explain_failure(exc: Exception, provider: OpenAIProvider) -> str:
     cause = exc.__cause__ or exc
     name = type(cause).__name__
     status = getattr(cause, "status_code", None)
-    if name == "APIConnectionError" or name == "APITimeoutError":
+    tries = _tries(cause)
+    if name == "APITimeoutError":
+        return (f"{provider.base_url} did not answer within the {provider.timeout:g} s timeout"
+                + (f" ({tries} tries)" if tries and tries > 1 else ""))
+    if name == "APIConnectionError":
         return f"cannot reach {provider.base_url} ({name}: {cause})"
     if status is not None:
-        return f"{provider.base_url} answered HTTP {status} after retries: {getattr(cause, 'message', cause)}"
+        response = getattr(cause, "response", None)
+        wait = response.headers.get("retry-after") if response is not None else None
+        after = (f" on all {tries} tries" if tries and tries > 1
+                 else f" and asked to wait {wait} s, longer than the client waits (not retried)" if wait
+                 else " (not retried)" if tries == 1 else " after retries")
+        return f"{provider.base_url} answered HTTP {status}{after}: {getattr(cause, 'message', cause)}"
     attempts = getattr(exc, "n_attempts", None)
     return (f"no valid answer from model {provider.model} after {attempts or '?'} attempts "
             f"(instructor re-asked with the validation errors): {str(exc)[:600]}")
+
+
+def _tries(cause: BaseException) -> int | None:
+    """How many times the openai client sent the failing request (it numbers its retries)."""
+    request = getattr(cause, "request", None)
+    if request is None:
+        request = getattr(getattr(cause, "response", None), "request", None)
+    try:
+        return int(request.headers["x-stainless-retry-count"]) + 1
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _failure_hint(exc: Exception) -> str:
@@ -186,7 +300,13 @@ def _failure_hint(exc: Exception) -> str:
         return "check OPGEN_MODEL / --model and that OPENAI_BASE_URL ends in /v1"
     if status == 429:
         return "the endpoint is rate-limiting; wait, or lower concurrency"
-    if type(cause).__name__ in ("APIConnectionError", "APITimeoutError"):
+    if status is not None and status >= 500:
+        return ("the server kept failing; check its logs or try again later "
+                "(OPGEN_HTTP_RETRIES sets how many times opgen retries)")
+    if type(cause).__name__ == "APITimeoutError":
+        return ("raise --timeout (or OPGEN_HTTP_TIMEOUT, in seconds) for a slow model, "
+                "or check that the server is not overloaded")
+    if type(cause).__name__ == "APIConnectionError":
         return "is the server running? " + NO_ENDPOINT_HINT
     return "try another --mode (tools, json, md_json) if the server does not support tool calls"
 
@@ -273,7 +393,8 @@ def render_conversation(messages: list[dict[str, str]]) -> str:
 
 def choose_provider(name: str | None, *, model: str | None, recordings: Recordings, exchange_dir: Path,
                     mode: str | None = None, answered_by: str | None = None, http_retries: int = 4,
-                    reasks: int = 2, max_tokens: int | None = None) -> Provider:
+                    reasks: int = 2, max_tokens: int | None = None, timeout: float | None = None,
+                    budget: TokenBudget | None = None) -> Provider:
     """--provider, else an endpoint if one is configured, else replay."""
     name = name or os.environ.get("OPGEN_PROVIDER") or "auto"
     model = model or os.environ.get("OPGEN_MODEL")
@@ -283,9 +404,25 @@ def choose_provider(name: str | None, *, model: str | None, recordings: Recordin
         name = "openai" if configured else "replay"
     if name == "openai":
         http_retries = int(os.environ.get("OPGEN_HTTP_RETRIES", http_retries))
-        return OpenAIProvider(model or "", mode=mode, http_retries=http_retries, reasks=reasks, max_tokens=max_tokens)
+        timeout = timeout if timeout is not None else parse_timeout(os.environ.get("OPGEN_HTTP_TIMEOUT"))
+        return OpenAIProvider(model or "", mode=mode, http_retries=http_retries, reasks=reasks, max_tokens=max_tokens,
+                              timeout=timeout, budget=budget)
     if name == "replay":
         return ReplayProvider(recordings)
     if name == "file":
         return FileProvider(exchange_dir, answered_by)
     raise ConfigError(f"unknown provider {name!r}", hint="choose auto, openai, file or replay")
+
+
+def parse_timeout(value: str | float | None, default: float = 300.0) -> float:
+    """--timeout or OPGEN_HTTP_TIMEOUT: seconds to wait for one HTTP response."""
+    if value is None or value == "":
+        return default
+    try:
+        t = float(value)
+    except ValueError:
+        t = 0.0
+    if not t > 0:
+        raise ConfigError(f"HTTP timeout {value!r} is not a positive number of seconds",
+                          hint="pass --timeout SECONDS (or OPGEN_HTTP_TIMEOUT=SECONDS), e.g. 600 for a slow local model")
+    return t

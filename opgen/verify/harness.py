@@ -1,42 +1,77 @@
-"""The parent side of verification: run a candidate in a limited child process.
+"""The parent side of verification: run a candidate in a sandboxed child process.
 
-The child (``opgen.verify.runner``) gets a private working directory, CPU-time,
-address-space, file-size and open-file limits, no core dumps, and a wall-clock
-timeout. Whatever the candidate does, this process survives and returns a verdict:
-a pass with evidence, or a rejection with its reason and the triggering input.
+The child (``opgen.verify.runner``) gets a private working directory, its own session
+and process group, CPU-time, address-space, file-size, open-file and process limits,
+no core dumps, a wall-clock timeout, a network namespace of its own where the
+platform allows, and (installed by the child before it loads the candidate) a
+seccomp filter that kills it on a forbidden system call (``opgen.verify.sandbox``).
+Its stdout and stderr go to a file in its working directory under the file-size
+limit, never into this process's memory. Whatever the candidate does, this process
+survives and returns a verdict: a pass with evidence, or a rejection naming what
+happened (the signal and what it means, a forbidden system call, an output flood, a
+sanitizer report) and the input that triggered it.
+
+A sanitizer run (``sanitizer=True``) loads an ASan+UBSan build of the candidate into
+the same runner with ``libasan`` preloaded; it has no address-space limit (ASan
+reserves terabytes of shadow memory) and caps the heap through ASan instead.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from . import sandbox
+
+OUTPUT_TAIL = 2000  # bytes of the child's output kept for diagnostics
+SANITIZER_EXIT = 86  # exit status ASan/UBSan use for a report (distinct from Python's 0/1/2)
+_PARENT_NETNS = sandbox.network_namespace()
 
 
 @dataclass(frozen=True)
 class Limits:
     cpu_seconds: int = 60
     wall_seconds: float = 120.0
-    address_space_bytes: int = 8 << 30  # numpy/torch reserve a lot of virtual memory
-    file_size_bytes: int = 64 << 20
+    address_space_bytes: int | None = 8 << 30  # numpy/torch reserve a lot of virtual memory; None: unlimited
+    file_size_bytes: int = 16 << 20  # also the output cap: stdout+stderr go to one file
     open_files: int = 256
+    processes: int = 4096  # RLIMIT_NPROC; counts every task of the user, threads included
+    heap_bytes: int | None = None  # sanitizer runs: ASan's resident-memory limit (they have no address-space limit)
+
+    def for_sanitizer(self) -> "Limits":
+        """The same limits for an ASan run: no RLIMIT_AS (shadow memory); resident memory capped by ASan instead."""
+        return replace(self, address_space_bytes=None, heap_bytes=self.heap_bytes or self.address_space_bytes)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "cpu_seconds": self.cpu_seconds,
             "wall_seconds": self.wall_seconds,
             "address_space_bytes": self.address_space_bytes,
             "file_size_bytes": self.file_size_bytes,
+            "output_bytes": self.file_size_bytes,
             "open_files": self.open_files,
+            "processes": self.processes,
+            "core_dumps": 0,
+            "process_group": "own session, killed as a group",
         }
+        if self.heap_bytes is not None:
+            d["heap_bytes"] = self.heap_bytes
+        if os.geteuid() == 0:
+            d["processes_note"] = ("RLIMIT_NPROC does not bind root (uid 0), which this verifier runs as; "
+                                   "the seccomp filter is what blocks process creation")
+        return d
 
 
 @dataclass
@@ -50,10 +85,15 @@ class Verdict:
     worst_rel_error: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    sandbox: dict[str, Any] = field(default_factory=dict)  # what was in force (seccomp, network)
 
     def as_feedback(self) -> str:
         """What the LLM is told: the rejection and the concrete counterexample."""
         lines = [f"Verification failed ({self.kind}): {self.message}"]
+        report = self.details.get("report")
+        if report:
+            lines.append("Sanitizer report (first lines):")
+            lines += [f"  {line}" for line in report.splitlines()]
         args = self.details.get("args")
         if args:
             lines.append("Counterexample (after shrinking), argument by argument:")
@@ -62,20 +102,59 @@ class Verdict:
 
 
 def _apply_limits(limits: Limits) -> None:
+    """Between fork and exec, in the child: network namespace first, then the limits."""
+    sandbox.enter_network_namespace()
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
+    if limits.address_space_bytes is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.setsid()  # its own process group, so a timeout kills everything it started
+
+
+def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "OPGEN_", "ASAN_", "UBSAN_", "LSAN_")) and k != "LD_PRELOAD"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")]))
+    env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+    env.pop("PYTHONFAULTHANDLER", None)  # a crash is reported by its signal, not by Python's handler
+    if sanitizer_runtime:
+        env["LD_PRELOAD"] = sanitizer_runtime
+        env.update(sanitizer_options(work, limits))
+    return env
+
+
+def sanitizer_options(work: Path, limits: Limits) -> dict[str, str]:
+    """ASAN_OPTIONS and UBSAN_OPTIONS for a sanitizer run in ``work``.
+
+    No symbolizer: it would be a new process, which the seccomp filter kills; the parent maps
+    the kernel's frames to source lines with addr2line instead. No leak checker: its
+    stop-the-world uses ptrace and a new process, and leaks are not what this run is for."""
+    log = work / "sanitizer"
+    asan = ["detect_leaks=0", "halt_on_error=1", "abort_on_error=0", f"exitcode={SANITIZER_EXIT}",
+            "symbolize=0", f"log_path={log}", "allocator_may_return_null=0", "handle_abort=0"]
+    if limits.heap_bytes:  # in place of RLIMIT_AS: ASan's watchdog thread stops it at this resident size
+        mb = max(limits.heap_bytes >> 20, 1)
+        asan += [f"hard_rss_limit_mb={mb}", f"max_allocation_size_mb={mb}"]
+    ubsan = ["halt_on_error=1", f"exitcode={SANITIZER_EXIT}", "print_stacktrace=1", "symbolize=0",
+             f"log_path={log}", "report_error_type=1"]
+    return {"ASAN_OPTIONS": ":".join(asan), "UBSAN_OPTIONS": ":".join(ubsan)}
 
 
 def verify_library(
     library: Path, symbol: str, spec_path: Path, overload: str, *, seed: int, max_examples: int,
-    limits: Limits = Limits(),
+    limits: Limits = Limits(), sanitizer_runtime: str | None = None, cancel: threading.Event | None = None,
 ) -> Verdict:
-    """Run Hypothesis against one built kernel in a child process and read its verdict."""
+    """Run Hypothesis against one built kernel in a sandboxed child process and read its verdict.
+
+    ``sanitizer_runtime``: what to preload (``build.sanitizer_runtime()``: libasan, libstdc++); the
+    library is then an ASan+UBSan build.
+    ``cancel``: set it to stop the run early (its verdict is then kind "cancelled").
+    """
     started = time.monotonic()
+    if sanitizer_runtime:
+        limits = limits.for_sanitizer()
     with tempfile.TemporaryDirectory(prefix="opgen-verify-") as tmp:
         work = Path(tmp)
         job = {
@@ -85,50 +164,240 @@ def verify_library(
             "overload": overload,
             "seed": seed,
             "max_examples": max_examples,
+            "parent_netns": _PARENT_NETNS,
+            "sanitizer": bool(sanitizer_runtime),
         }
         (work / "job.json").write_text(json.dumps(job))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPGEN_"))}
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")]))
-        env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "opgen.verify.runner", str(work / "job.json")],
-            cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            preexec_fn=lambda: _apply_limits(limits),
-        )
-        try:
-            output, _ = proc.communicate(timeout=limits.wall_seconds)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            timed_out = True
-        verdict = _read_verdict(work, proc.returncode, timed_out, output or b"", limits)
+        with open(work / "output.log", "wb") as output:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "opgen.verify.runner", str(work / "job.json")],
+                cwd=work, env=_child_env(work, limits, sanitizer_runtime), stdin=subprocess.DEVNULL,
+                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=lambda: _apply_limits(limits),
+            )
+        state = _wait(proc, started + limits.wall_seconds, cancel)
+        verdict = _read_verdict(work, proc.pid, proc.returncode, state, limits, library, bool(sanitizer_runtime))
     verdict.seed = seed
     verdict.seconds = time.monotonic() - started
     return verdict
 
 
-def _read_verdict(work: Path, returncode: int, timed_out: bool, output: bytes, limits: Limits) -> Verdict:
+def _wait(proc: subprocess.Popen, deadline: float, cancel: threading.Event | None) -> str:
+    """Wait for the child: "exited", "timeout" or "cancelled". The whole group is killed either way."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+        poller = select.poll()  # poll, not select: pytest and friends may hold more than 1024 fds
+        poller.register(pidfd, select.POLLIN)
+    except (AttributeError, OSError):
+        pidfd = None
+    state = "exited"
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                state = "timeout"
+                break
+            if cancel is not None and cancel.is_set():
+                state = "cancelled"
+                break
+            step = min(remaining, 0.05) if cancel is not None else remaining
+            if pidfd is not None:
+                if poller.poll(max(1, int(step * 1000))):
+                    break  # exited (still a zombie, so its process group cannot be reused yet)
+            else:
+                try:
+                    proc.wait(timeout=step)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything it left behind, and itself on a timeout
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        if pidfd is not None:
+            os.close(pidfd)
+    return state
+
+
+def _tail(path: Path, n: int = OUTPUT_TAIL) -> str:
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _read_verdict(work: Path, pid: int, returncode: int, state: str, limits: Limits, library: Path,
+                  sanitizer: bool) -> Verdict:
     progress = work / "progress.json"
-    last = json.loads(progress.read_text()) if progress.exists() and progress.stat().st_size else None
-    tail = output[-2000:].decode("utf-8", "replace")
+    try:
+        last = json.loads(progress.read_text()) if progress.exists() and progress.stat().st_size else None
+    except (OSError, ValueError):
+        last = None
+    box = _sandbox_state(work)
     trigger = {"args": last["args"]} if last else {}
-    if timed_out:
-        return Verdict(False, "timeout", f"the kernel ran past the {limits.wall_seconds:g} s wall-clock limit "
-                       "(an infinite loop, or far too slow)", details=trigger)
+    on_input = " on the input shown" if last else ""
+    output = work / "output.log"
+    out_size = output.stat().st_size if output.exists() else 0
+    tail = _tail(output)
+
+    def rejected(kind: str, message: str, **details: Any) -> Verdict:
+        return Verdict(False, kind, message, details={**trigger, **details}, sandbox=box)
+
+    if state == "cancelled":
+        return rejected("cancelled", "the run was stopped because another stage already rejected the kernel")
+    if state == "timeout":
+        return rejected("timeout", f"the kernel ran past the {limits.wall_seconds:g} s wall-clock limit "
+                        "(an infinite loop, or far too slow)")
+    if sanitizer and (report := sanitizer_report(work, output, library)):
+        return rejected("sanitizer", f"{report['headline']}{on_input}", report=report["text"], output_tail=tail)
+    if returncode == -signal.SIGXFSZ or out_size >= limits.file_size_bytes:
+        what = (f"flooded its output past {limits.file_size_bytes} bytes (kernels must not print)"
+                if out_size >= limits.file_size_bytes else
+                f"wrote a file past the {limits.file_size_bytes}-byte file-size limit")
+        how = " with SIGXFSZ" if returncode == -signal.SIGXFSZ else ""
+        return rejected("output_flood", f"the kernel {what}; the file-size limit stopped it{how}{on_input}",
+                        output_tail=tail[-400:])
     if returncode < 0:
         sig = signal.Signals(-returncode).name
-        why = {"SIGXCPU": f"it used more than {limits.cpu_seconds} s of CPU time",
-               "SIGKILL": "it was killed (a resource limit)"}.get(sig, "the process crashed")
-        return Verdict(False, "crash", f"the kernel process died with {sig}: {why}"
-                       + (" on the input shown" if last else ""), details={**trigger, "output_tail": tail})
+        if sig == "SIGXCPU":
+            why = f"it used more than {limits.cpu_seconds} s of CPU time"
+        else:
+            why = sandbox.SIGNAL_MEANING.get(sig, "the process was killed by a signal")
+        if sig == "SIGSYS":
+            call = forbidden_call(pid)
+            return rejected("forbidden_syscall", f"the kernel process died with SIGSYS: {why}"
+                            + (f" (it called {call})" if call else "") + on_input, output_tail=tail)
+        return rejected("crash", f"the kernel process died with {sig}: {why}{on_input}", output_tail=tail)
     result_path = work / "result.json"
     if not result_path.exists():
-        return Verdict(False, "crash", f"the verification process exited with status {returncode} without a verdict "
-                       "(the kernel called exit/abort, or ran out of memory)",
-                       details={**trigger, "output_tail": tail})
+        return rejected("crash", f"the verification process exited with status {returncode} without a verdict "
+                        "(the kernel called exit/abort, or ran out of memory)", output_tail=tail)
     r = json.loads(result_path.read_text())
     if r["ok"]:
         return Verdict(True, "pass", f"{r['examples']} examples passed", examples=r["examples"],
-                       worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"])
-    return Verdict(False, r["kind"], r["message"], examples=r.get("examples", 0), details=r.get("details", {}))
+                       worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"], sandbox=box)
+    return Verdict(False, r["kind"], r["message"], examples=r.get("examples", 0), details=r.get("details", {}),
+                   sandbox=box)
+
+
+def _sandbox_state(work: Path) -> dict[str, Any]:
+    try:
+        state = json.loads((work / "sandbox.json").read_text())
+    except (OSError, ValueError):
+        return {"seccomp": {"installed": False, "note": "the child died before it installed its filter"}}
+    seccomp = state.get("seccomp", {})
+    # Keep the evidence short: what is in force, not the whole table (sandbox.DENIED has it).
+    return {"seccomp": {k: v for k, v in seccomp.items() if k != "denied"}
+            | ({"denied_groups": sorted(seccomp["denied"])} if "denied" in seccomp else {}),
+            "landlock": state.get("landlock", {}), "network": state.get("network")}
+
+
+def forbidden_call(pid: int) -> str | None:
+    """Which system call the filter killed, from the kernel's audit record in /dev/kmsg (best effort:
+    it needs a readable kernel log, the same pid namespace, and a record not dropped by rate limiting)."""
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    found = None
+    try:
+        while True:
+            try:
+                record = os.read(fd, 8192).decode("utf-8", "replace")
+            except BlockingIOError:
+                break
+            except OSError:  # EPIPE: a record was overwritten while reading; keep going
+                continue
+            if not record:
+                break
+            if "type=1326" in record and f" pid={pid} " in record and (m := re.search(r"\bsyscall=(\d+)", record)):
+                found = int(m.group(1))
+    finally:
+        os.close(fd)
+    if found is None:
+        return None
+    names = {nr: name for name, nr in sandbox.NR.items()}
+    name = names.get(found, f"system call {found}")
+    return "clone without CLONE_THREAD (a new process)" if name == "clone" else name
+
+
+_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ +\((?P<module>[^()+]+)\+(?P<offset>0x[0-9a-f]+)\)")
+
+
+_REPORT_START = re.compile(r"^.*(?:AddressSanitizer: |UndefinedBehaviorSanitizer: |runtime error: ).*$", re.M)
+
+
+def sanitizer_report(work: Path, output: Path, library: Path) -> dict[str, str] | None:
+    """The first lines of an ASan/UBSan report, if the run produced one.
+
+    ASan writes to its ``log_path`` file; UBSan (inside the ASan runtime) writes to stderr, which
+    is the output file. Both are searched; the output file only around the first report line."""
+    texts = [p.read_text(errors="replace") for p in sorted(work.glob("sanitizer*")) if p.is_file()]
+    text = "\n".join(t for t in texts if t.strip())
+    if not text:
+        try:
+            with open(output, "rb") as f:
+                head = f.read(1 << 20).decode("utf-8", "replace")  # bounded: the file-size limit caps it anyway
+        except OSError:
+            head = ""
+        m = _REPORT_START.search(head)
+        text = head[m.start(): m.start() + 8000] if m else ""
+    if not text.strip():
+        return None
+    lines = [re.sub(r"^==\d+==", "", line).rstrip() for line in text.splitlines()]
+    lines = [line for line in lines if line.strip() and not set(line.strip()) <= {"="}]
+    build_dir = str(Path(library).resolve().parent) + "/"
+    headline, keep = "", []
+    for line in lines:
+        line = line.replace(build_dir, "")
+        if not headline and _REPORT_START.match(line):
+            headline = _headline(line)
+            keep.append(line.strip())
+        elif re.match(r"\s*(READ|WRITE) of size", line) or "is located" in line or line.startswith("SUMMARY:"):
+            keep.append(line.strip())
+    access = next((m.group(1) for line in keep if (m := re.match(r"((?:READ|WRITE) of size \d+)", line))), None)
+    if access and headline.startswith("AddressSanitizer"):  # "... heap-buffer-overflow, READ of size 8 (...)"
+        head, _, why = headline.partition(" (")
+        headline = f"{head}, {access}" + (f" ({why}" if why else "")
+    where = _first_kernel_frame(lines, Path(library))
+    if where:
+        keep.insert(1, f"first frame in the kernel: {where}")
+    if not headline:
+        headline = "the sanitizer build reported an error"
+        keep = [line.strip() for line in lines[:6]]
+    return {"headline": headline, "text": "\n".join(keep[:8])}
+
+
+def _headline(line: str) -> str:
+    line = line.strip()
+    if "AddressSanitizer" in line:  # "ERROR: AddressSanitizer: heap-buffer-overflow on address 0x... at pc ..."
+        if "hard rss limit exhausted" in line:  # "AddressSanitizer: hard rss limit exhausted (8192Mb vs 8200Mb)"
+            return "AddressSanitizer: " + line.split("AddressSanitizer: ", 1)[-1] + " (a memory bomb: too much memory)"
+        m = re.search(r"AddressSanitizer: ([\w-]+)", line)
+        return f"AddressSanitizer: {m.group(1) if m else 'error'}" + (
+            " (an out-of-bounds or invalid memory access)" if m and "overflow" in m.group(1) else "")
+    m = re.search(r"runtime error: (.*)", line)  # "kernel.cpp:12:9: runtime error: signed integer overflow: ..."
+    return f"UndefinedBehaviorSanitizer: {line}" if not m else (
+        f"UndefinedBehaviorSanitizer: {m.group(1)} at {line.split(': runtime error')[0]}")
+
+
+def _first_kernel_frame(lines: list[str], library: Path) -> str | None:
+    """file:line of the first stack frame inside the kernel library (addr2line on its debug info)."""
+    lib = str(Path(library).resolve())
+    for line in lines:
+        m = _FRAME.search(line)
+        if m and os.path.realpath(m.group("module")) == lib:
+            try:
+                out = subprocess.run(["addr2line", "-f", "-C", "-e", lib, m.group("offset")],
+                                     capture_output=True, text=True, timeout=10).stdout.split("\n")
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            if len(out) >= 2 and out[1] and not out[1].startswith("??"):
+                return f"{out[0]} at {Path(out[1].split(' ')[0]).name}"
+            return None
+    return None

@@ -1,7 +1,11 @@
 """The child-process side of verification: load one kernel library, run Hypothesis.
 
-Run as ``python -m opgen.verify.runner JOB.json``. The parent applies resource limits
-and a wall-clock timeout; this process may die with the candidate and that is fine.
+Run as ``python -m opgen.verify.runner JOB.json``. The parent applies resource limits,
+a network namespace and a wall-clock timeout; this process may die with the candidate
+and that is fine. Order matters: imports and a warm-up first (the reference is called
+once, so NumPy/PyTorch finish their lazy initialisation: thread pools, CPU probing),
+then the seccomp filter (``opgen.verify.sandbox``), and only then is the candidate
+library ``dlopen``ed, so its static initializers already run inside the filter.
 Before each call it writes the example about to run to ``progress.json`` so a crash
 can be attributed to its input. The result is written to ``result.json``.
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -27,6 +32,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from ..ffi import Kernel
 from ..references import INT64_MAX, INT64_MIN, call_reference
 from ..spec import Overload, Spec, load_spec
+from . import sandbox
 from .compare import Mismatch, Outcome, compare_scalar, compare_tensor
 from .strategies import examples
 
@@ -156,7 +162,8 @@ class Check:
                 )
             return
         if got_err is not None:
-            raise Mismatch("error", f"expected {_short(ref)} but the kernel raised {type(got_err).__name__}: {got_err}",
+            raise Mismatch("error", f"expected {_short(ref)} but the kernel raised {type(got_err).__name__}: {got_err}"
+                           + _out_of_memory(got_err),
                            {"args": shown, "expected": _short(ref), "got": type(got_err).__name__})
         r = self.sig.returns
         try:
@@ -177,6 +184,14 @@ class Check:
             return np.asarray(call_reference(self.reference, values), dtype=np.float64)
 
 
+def _out_of_memory(err: BaseException) -> str:
+    if "bad_alloc" not in str(err):
+        return ""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return (" (it ran out of memory" + (f" under the sandbox's {limit}-byte address-space limit" if limit > 0 else "")
+            + ")")
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
@@ -192,9 +207,37 @@ def _short(v: Any) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def run(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
+def warm_up(spec: Spec, overload: Overload) -> None:
+    """Everything lazy that the sandbox would otherwise meet later: PyTorch's import and thread
+    pool, the reference's first call, Hypothesis's engine. One example, fixed seed."""
+    reference = spec.reference_for(overload)
+    if reference.startswith("torch."):
+        import torch
+
+        torch.set_num_threads(1)  # the reference is not what is being measured; keep the pool small
+
+    @seed(0)
+    @settings(max_examples=1, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(examples(overload))
+    def once(args: dict[str, Any]) -> None:
+        try:
+            call_reference(reference, [fresh_copy(args[p.name]) for p in overload.sig.params])
+        except Exception:  # noqa: BLE001 - a declared error, or an input the reference rejects: still warm
+            pass
+
+    once()
+
+
+def prepare(job: dict[str, Any]) -> tuple[Spec, Overload]:
     spec = load_spec(Path(job["spec_path"]))
     overload = spec.overload(job["overload"])
+    warm_up(spec, overload)
+    return spec, overload
+
+
+def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload) -> dict[str, Any]:
+    """Load the candidate (inside the sandbox) and run Hypothesis against it."""
     try:
         lib = ctypes.CDLL(job["library"])
         kernel = Kernel(lib, job["symbol"], overload.sig)
@@ -246,7 +289,9 @@ def main(argv: list[str]) -> int:
     job = json.loads(job_path.read_text())
     workdir = job_path.parent
     try:
-        result = run(job, workdir)
+        spec, overload = prepare(job)
+        sandbox.enter(workdir, job.get("parent_netns"))  # from here on, a forbidden system call is fatal
+        result = run(job, workdir, spec, overload)
     except BaseException as exc:  # a harness bug must still be reported, not lost
         result = {"ok": False, "kind": "harness", "message": f"{type(exc).__name__}: {exc}",
                   "details": {"traceback": traceback.format_exc()[-4000:]}}

@@ -1,0 +1,156 @@
+"""The shipped library itself: every initial spec verified, replayable offline, and sound at
+the edges where Python's semantics exceed the native types."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from opgen.admission import build_job
+from opgen.build import build
+from opgen.cli import app
+from opgen.ffi import Kernel
+from opgen.llm.recordings import Recordings, request_hash
+from opgen.project import PACKAGE_ROOT, Project
+from opgen.prompts import render_request
+from opgen.registry import Registry
+from opgen.spec import load_all
+
+ROOT = PACKAGE_ROOT
+INITIAL_OPS = {
+    "operator.add": {"int", "float", "str"},
+    "operator.mul": {"int", "float", "str_repeat"},
+    "operator.pow": {"int", "float"},
+    "operator.matmul": {"f32", "f64"},
+    "numpy.exp": {"f32", "f64"},
+    "numpy.sum": {"f32", "f64"},
+    "torch.nn.functional.softmax": {"f32", "f64"},
+}
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return load_all(ROOT / "specs")
+
+
+def test_list_shows_every_initial_spec_verified_for_cpp():
+    result = runner.invoke(app, ["list", "--json", "--root", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    verified = {(r["op"], r["overload"]) for r in rows if r["target"] == "cpu-cpp" and r["status"] == "verified"}
+    for op, overloads in INITIAL_OPS.items():
+        for o in overloads:
+            assert (op, o) in verified, f"{op} {o} is not verified: {[r for r in rows if r['op'] == op]}"
+
+
+def test_every_entry_records_evidence_and_truthful_provenance(specs):
+    for entry in Registry(ROOT / "generated").entries():
+        ev, pv = entry.data["evidence"], entry.data["provenance"]
+        assert ev["examples"] > 0 and len(ev["runs"]) >= 3
+        assert {"python", "numpy", "hypothesis"} <= set(ev["libraries"])
+        assert ev["build"]["flags"] and ev["build"]["isa"]
+        assert pv["provider"] in {"file", "replay", "openai-compatible"}
+        if pv["provider"] == "file":
+            assert pv["model"] is None, "a file-exchange answer must not claim a model"
+        if pv["provider"] == "replay":
+            assert pv["original"]["provider"] and "model" in pv["original"]
+        assert entry.file("transcript").exists()
+        assert entry.data["signature"]["c_symbol"].startswith("opgen_")
+
+
+def test_every_entry_has_a_recording_for_its_current_first_request(specs):
+    """Offline replay needs the exact request; a prompt or spec change must be re-recorded."""
+    project = Project(ROOT)
+    recordings = Recordings(project.recordings)
+    for entry in Registry(ROOT / "generated").entries():
+        spec = specs[entry.op]
+        messages = render_request(project.prompts, spec, spec.overload(entry.overload), "cpp")
+        assert recordings.find(request_hash(messages)) is not None, (
+            f"{entry.op} {entry.overload}: no recording for the current prompt; run scripts/record_answers.py"
+        )
+
+
+def test_wrong_handwritten_matmul_is_rejected_with_a_counterexample():
+    result = runner.invoke(app, ["verify", "--source", str(ROOT / "examples/wrong_matmul.cpp"),
+                                 "--op", "operator.matmul", "--examples", "40", "--root", str(ROOT)])
+    assert result.exit_code == 1
+    assert "rejected operator.matmul f32" in result.output
+    assert "first mismatch at index" in result.output and "Counterexample" in result.output
+
+
+def _kernel(specs, op: str, overload: str) -> Kernel:
+    entry = Registry(ROOT / "generated").get(op, overload, "cpu-cpp")
+    spec = specs[op]
+    o = spec.overload(overload)
+    built = build([build_job(spec, o, entry.file("kernel").read_text())])[0]
+    assert built.ok, built.diagnostics
+    return Kernel(ctypes.CDLL(str(built.library)), entry.signature["c_symbol"], o.sig)
+
+
+I64_MAX, I64_MIN = 2**63 - 1, -(2**63)
+
+
+@pytest.mark.parametrize("a,b", [(I64_MAX, 1), (I64_MIN, -1), (I64_MAX, I64_MAX)])
+def test_int_add_overflow_raises_overflow_error(specs, a, b):
+    with pytest.raises(OverflowError):
+        _kernel(specs, "operator.add", "int")([a, b])
+
+
+def test_int_add_and_mul_at_the_edges(specs):
+    add, mul = _kernel(specs, "operator.add", "int"), _kernel(specs, "operator.mul", "int")
+    assert add([I64_MAX, 0]) == I64_MAX and add([I64_MIN, I64_MAX]) == -1
+    assert mul([I64_MIN, 1]) == I64_MIN and mul([0, I64_MIN]) == 0
+    for a, b in [(I64_MIN, -1), (2**32, 2**31), (-(2**32), 2**31 + 1)]:
+        with pytest.raises(OverflowError):
+            mul([a, b])
+
+
+def test_int_pow_declares_negative_exponent_and_overflow(specs):
+    pow_ = _kernel(specs, "operator.pow", "int")
+    assert pow_([0, 0]) == 1 and pow_([-2, 63]) == I64_MIN and pow_([-1, 10**18]) == 1
+    with pytest.raises(ValueError):
+        pow_([2, -1])
+    with pytest.raises(OverflowError):
+        pow_([2, 63])
+
+
+def test_float_pow_raises_as_python_does(specs):
+    pow_ = _kernel(specs, "operator.pow", "float")
+    for a, b, err in [(0.0, -1.0, ZeroDivisionError), (-0.0, -3.0, ZeroDivisionError),
+                      (-8.0, 0.5, ValueError), (10.0, 400.0, OverflowError)]:
+        with pytest.raises(err):
+            pow_([a, b])
+    assert pow_([-8.0, 3.0]) == -512.0 and pow_([float("nan"), 0.0]) == 1.0 and pow_([0.0, -math.inf]) == math.inf
+
+
+def test_str_add_is_utf8_concatenation(specs):
+    add = _kernel(specs, "operator.add", "str")
+    assert add(["search_query: ", "Où est Paris? 🗼"]) == "search_query: Où est Paris? 🗼"
+    assert add(["", ""]) == ""
+
+
+def test_softmax_masked_and_fully_masked_slices(specs):
+    softmax = _kernel(specs, "torch.nn.functional.softmax", "f32")
+    x = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]], dtype=np.float32)
+    out = np.empty_like(x)
+    softmax([x, -1], out=out)
+    assert out[0, 1] == 0.0 and np.isclose(out[0].sum(), 1.0)
+    assert np.isnan(out[1]).all(), "an all -inf slice is nan, as in PyTorch"
+
+
+def test_verify_all_reverifies_every_shipped_entry(tmp_path):
+    # A copy, so re-verification can never touch the checkout.
+    for name in ("specs", "prompts", "generated"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    result = runner.invoke(app, ["verify", "--all", "--json", "--examples", "25", "--root", str(tmp_path)])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0, [r for r in report["results"] if not r["ok"]]
+    assert report["failed"] == 0 and report["passed"] == sum(len(v) for v in INITIAL_OPS.values())

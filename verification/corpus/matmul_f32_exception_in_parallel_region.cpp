@@ -1,0 +1,41 @@
+// LLM bug with a crash: an exception escapes an OpenMP parallel region. The kernel
+// validates its tile sizes inside the parallel loop and throws for an empty inner
+// dimension (k == 0); an exception leaving a parallel region calls std::terminate,
+// which aborts the process. The sandbox reports SIGABRT and the input that caused it.
+// Expected: verify / crash, "SIGABRT".
+#include "opgen_kernel.hpp"
+
+#include <cstdint>
+
+namespace opgen::kernels {
+
+void operator_matmul__f32(const opgen::Tensor& a, const opgen::Tensor& b, opgen::Tensor& out) {
+  const int nd = out.ndim();
+  const int64_t m = a.size(nd - 2), k = a.size(nd - 1), n = b.size(nd - 1);
+  const int64_t sam = a.stride(nd - 2), sak = a.stride(nd - 1), sbk = b.stride(nd - 2), sbn = b.stride(nd - 1);
+  const float* A = a.data<float>();
+  const float* B = b.data<float>();
+  float* C = out.data<float>();
+  int64_t batch = 1;
+  for (int d = 0; d < nd - 2; ++d) batch *= out.size(d);
+  for (int64_t t = 0; t < batch; ++t) {
+    int64_t rest = t, ao = 0, bo = 0;  // batch index -> offsets in a and b (stride 0 where broadcast)
+    for (int d = nd - 3; d >= 0; --d) {
+      ao += (rest % out.size(d)) * a.stride(d);
+      bo += (rest % out.size(d)) * b.stride(d);
+      rest /= out.size(d);
+    }
+    float* c = C + t * m * n;
+#pragma omp parallel for
+    for (int64_t i = 0; i < m; ++i) {
+      if (k == 0) throw opgen::Error(opgen::ErrorKind::Value, "empty inner dimension");
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int64_t p = 0; p < k; ++p) acc += A[ao + i * sam + p * sak] * B[bo + p * sbk + j * sbn];
+        c[i * n + j] = acc;
+      }
+    }
+  }
+}
+
+}  // namespace opgen::kernels
