@@ -147,13 +147,7 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     if (rejected := check_policy(spec, overload, source)) is not None:
         return rejected
     job = build_job(spec, overload, source)
-    sanitized: BuildResult | None = None
-    if built is not None:
-        result = built
-    elif settings.sanitizer_examples and sanitizer_runtime():
-        result, sanitized = build([job, sanitizer_job(job)])  # one ninja run, both variants side by side
-    else:
-        result = build([job])[0]
+    result = built or build([job])[0]
     threads = spec.threads_allowed(overload)
     rejected, imports = audit_build(result, threads)
     if rejected is not None:
@@ -161,7 +155,9 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     if not result.ok:
         return GateResult(False, "compile", result.diagnostics or "the build failed without diagnostics", build=result)
     symbol = c_symbol(spec.op, overload.name)
-    sanitizer = _SanitizerRun(job, sanitized, symbol, spec, overload, settings) if settings.sanitizer_examples else None
+    # The sanitizer variant is compiled (or found in the cache) and run while the development run
+    # goes on: on a fresh candidate its compile is off the critical path.
+    sanitizer = _SanitizerRun(job, None, symbol, spec, overload, settings) if settings.sanitizer_examples else None
     if sanitizer is not None:
         sanitizer.start()
 

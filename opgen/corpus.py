@@ -4,19 +4,20 @@
 ``verification/corpus/<name>.cpp`` (its header comment describes the cheat), the op
 and overload it claims to implement, and the rejection it must get: the gate stage,
 the kind (a policy rule id, or a verdict kind such as value, error, input_modified,
-nondeterministic, crash, timeout) and text the message must contain.
+nondeterministic, crash, timeout, forbidden_syscall, output_flood, sanitizer) and text
+the message must contain.
 
 Every entry goes through ``admission.run_gate``, the gate an LLM answer meets, and so
 does every honest kernel in the registry (``generated/``). The tally counts entries
 rejected as expected, rejected for another reason, admitted (a hole in the gate), and
 honest kernels rejected (false rejections). Entries marked ``layer: sandbox`` expect a
-layer that lives in the sandbox (link-time import audit, seccomp, sanitizer run); until
-that layer is in force their holes are reported as pending rather than hidden.
+layer that lives in the sandbox (import and load-time audits, seccomp, limits, sanitizer
+run, checks in the runner); until that layer catches them their holes are reported as
+pending rather than hidden. ``opgen corpus`` prints all of it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import re
@@ -44,14 +45,15 @@ STAGES = ("policy", "compile", "verify", "admission", "sanitizer")
 
 # Small example counts keep the corpus fast; every entry was checked to be caught with
 # these counts (the development seed is fixed, so a development-stage rejection is
-# reproducible). Tighter CPU and wall-clock limits than the gate's defaults keep the
-# infinite-loop entries from costing a minute each; the memory limit is the default.
+# reproducible). A tighter CPU limit than the gate's default keeps the infinite loop from
+# costing a minute (the heaviest honest run uses about 3 s of CPU); the wall-clock limit
+# leaves room for a loaded machine; the memory and output limits are the gate's own.
 SETTINGS = GateSettings(
     dev_examples=60,
     admission_examples=60,
     admission_runs=2,
-    limits=Limits(cpu_seconds=10, wall_seconds=30.0),
-    **({"sanitizer_examples": 30} if "sanitizer_examples" in {f.name for f in dataclasses.fields(GateSettings)} else {}),
+    sanitizer_examples=30,
+    limits=Limits(cpu_seconds=10, wall_seconds=60.0),
 )
 
 
@@ -102,7 +104,7 @@ class CorpusEntry(_Strict):
     cheat: str  # the cheat category, e.g. output-unwritten, cache-by-pointer
     expect: Expect
     # gate: the gate as it stands must reject it. sandbox: the layer that should catch it
-    # is the sandbox's (import audit, seccomp, sanitizer); a miss is reported as pending.
+    # belongs to the sandbox and is not in force yet; while admitted it is reported as pending.
     layer: Literal["gate", "sandbox"] = "gate"
     note: str = ""
     # The source's table between "// @memorized-begin" and "// @memorized-end" is refilled
@@ -192,7 +194,7 @@ class Rejection:
         if gate.ok:
             return cls("pass", [], gate.feedback)
         failed = [v for v in gate.verdicts if not v.ok]
-        sanitizer = getattr(gate, "sanitizer", None)  # the ASan+UBSan run's verdict, kept apart
+        sanitizer = gate.sanitizer  # the ASan+UBSan run's verdict, kept apart
         if gate.stage == "policy":
             kinds = sorted(set(re.findall(r"\[rule ([\w-]+)\]", gate.feedback)))
         elif gate.stage == "sanitizer" and sanitizer is not None:
@@ -234,8 +236,8 @@ class EntryResult:
 
     @property
     def pending(self) -> bool:
-        """A sandbox-layer entry the gate does not yet reject as expected."""
-        return self.entry.layer == "sandbox" and self.outcome != "expected"
+        """A sandbox-layer entry still admitted: its layer is not in force yet."""
+        return self.entry.layer == "sandbox" and self.outcome == "admitted"
 
     def as_dict(self) -> dict[str, Any]:
         e = self.entry
@@ -365,7 +367,7 @@ def fixed_seed_inputs(spec: Spec, overload_name: str, settings: GateSettings = S
 
     overload = spec.overload(overload_name)
     runs = [(admission.dev_seed(spec, overload), settings.dev_examples)]
-    if getattr(settings, "sanitizer_examples", 0) and hasattr(admission, "sanitizer_seed"):
+    if settings.sanitizer_examples:
         runs.append((admission.sanitizer_seed(spec, overload), settings.sanitizer_examples))
     seen: set[tuple] = set()
     for seed, count in runs:
@@ -481,7 +483,7 @@ def tally(entries: list[EntryResult], honest: list[HonestResult], settings: Gate
         "false_rejections": sum(not h.ok for h in honest),
         "settings": {"dev_examples": settings.dev_examples, "admission_examples": settings.admission_examples,
                      "admission_runs": settings.admission_runs,
-                     "sanitizer_examples": getattr(settings, "sanitizer_examples", 0)},
+                     "sanitizer_examples": settings.sanitizer_examples},
         "limits": settings.limits.as_dict(),
         "default_limits": Limits().as_dict(),
     }

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from opgen.cli import app
-from opgen.corpus import (CORPUS_DIR, SETTINGS, EntryResult, HonestResult, corpus_dir, honest_kernels,
+from opgen.corpus import (CORPUS_DIR, SETTINGS, EntryResult, HonestResult, corpus_dir, fill_table, honest_kernels,
                           load_manifest, render_tally, run_entry, run_honest, tally)
 from opgen.errors import OpgenError
 from opgen.policy import check
@@ -93,8 +93,18 @@ def test_corpus_covers_every_cheat_the_issue_lists():
         "precision-downgrade", "noncontiguous-only", "zero-size-only", "nan-propagation-only",
     }
     assert required <= cheats, f"missing: {sorted(required - cheats)}"
-    # Some entries evade the source rules on purpose, so the deeper layers are shown to work.
-    assert sum(e.layer == "sandbox" for e in ENTRIES) >= 8
+
+
+def test_some_entries_get_past_the_source_rules_so_the_deeper_layers_are_shown_to_work():
+    def deeper(e) -> bool:
+        x = e.expect
+        return ("sanitizer" in x.stage or x.kind in {"forbidden_syscall", "output_flood", "crash"}
+                or any(m.startswith("imports `") or m == ".init_array" for m in x.message))
+    names = {e.name for e in ENTRIES if deeper(e)}
+    assert len(names) >= 15, sorted(names)
+    for e in ENTRIES:
+        if e.name in names and e.expect.stage == ["policy"]:
+            assert check(e.source, threads_allowed=False) == [], f"{e.name} should get past the source rules"
 
 
 def test_every_entry_describes_its_cheat_and_expectation_in_its_header():
@@ -140,12 +150,19 @@ def test_manifest_loads_a_good_entry(tmp_path):
     (GOOD.replace("overload: int", "overload: i32"), {"x.cpp": "// c\n"}, "operator.add has no overload 'i32'"),
     (GOOD + GOOD.replace("entries:\n", ""), {"x.cpp": "// c\n"}, "manifest.yaml:7: entry 'x' appears twice"),
     ("- x\n", {}, "manifest.yaml:1: the manifest is a mapping with one key, entries"),
+    (GOOD + "    memorize: true\n", {"x.cpp": "// c\n"}, "x: memorize needs a table between '// @memorized-begin'"),
 ])
 def test_manifest_errors_name_the_line_and_the_fix(tmp_path, manifest, files, error):
     d = _corpus(tmp_path, manifest, files)
     with pytest.raises(OpgenError) as exc:
         load_manifest(d, SPECS)
     assert error in str(exc.value)
+
+
+def test_memorized_table_is_refilled_between_the_markers():
+    source = "// c\nconst int t[] = {\n    // @memorized-begin\n    {1},\n    // @memorized-end\n};\n"
+    assert fill_table(source, ["    {7},", "    {8},"]) == (
+        "// c\nconst int t[] = {\n    // @memorized-begin\n    {7},\n    {8},\n    // @memorized-end\n};\n")
 
 
 # --- opgen corpus ----------------------------------------------------------------------

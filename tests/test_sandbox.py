@@ -1,14 +1,16 @@
 """The sandbox around a candidate kernel, proven with kernels that try to break out.
 
-Runtime layers (seccomp filter, network namespace, output cap, resource limits,
-signal deaths) are exercised by calling the harness directly, bypassing the static
-source policy that would otherwise reject these kernels before they were built. The
-link-time import audit and the sanitizer run are exercised through the gate
-(``admission.run_gate`` / ``admission.audit_build``). Every test here fails if its
-layer is removed: without the filter the forking kernel computes the right answer and
-passes; without the output cap the flooding kernel runs into the wall-clock limit;
-without ``-z defs`` the BLAS call links; without the sanitizer run the over-reading
-kernel is admitted.
+Runtime layers (the executor process with its seccomp filter, Landlock and dropped
+capabilities; the network namespace; the output cap; resource limits; signal deaths;
+a verdict the candidate cannot write) are exercised by calling the harness directly,
+bypassing the static source policy that would otherwise reject these kernels before
+they were built. The link-time import audit and the sanitizer run are exercised
+through the gate (``admission.run_gate`` / ``admission.audit_build``). Every test here
+fails if its layer is removed: without the filter the forking kernel computes the right
+answer and passes; without the output cap the flooding kernel runs into the wall-clock
+limit; without the runner/executor split the forged verdict is believed; without
+``-z defs`` the BLAS call links; without the sanitizer run the over-reading kernel is
+admitted.
 """
 
 from __future__ import annotations
@@ -114,6 +116,21 @@ RUNTIME = {
         head="#include <cstdio>",
         pre='if (n > 3) { std::FILE* f = std::fopen("/tmp/opgen-landlock-probe.txt", "w"); '
             'if (f) { std::fputs("escaped", f); std::fclose(f); } }'),
+    # Forge a passing verdict where the runner keeps it (and where it would be, in its own
+    # directory), then end the process before any comparison.
+    "forges_verdict": exp_kernel(
+        head="#include <cstdio>\n#include <unistd.h>",
+        pre='static const char* v = "{\\"ok\\": true, \\"examples\\": 20, \\"worst_abs_error\\": 0.0, '
+            '\\"worst_rel_error\\": 0.0}"; '
+            'for (const char* p : {"result.json", "../result.json"}) { std::FILE* f = std::fopen(p, "w"); '
+            'if (f) { std::fputs(v, f); std::fclose(f); } } _exit(0);'),
+    "lifts_its_memory_limit": exp_kernel(
+        head="#include <sys/resource.h>",
+        pre="static bool once = false; if (!once) { once = true; rlimit r{RLIM_INFINITY, RLIM_INFINITY}; "
+            "setrlimit(RLIMIT_AS, &r); }"),
+    "garbles_the_reply_pipe": exp_kernel(
+        head="#include <unistd.h>",
+        pre='if (n > 3) { for (int fd = 3; fd < 64; ++fd) { if (write(fd, "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x7f", 8)) {} } }'),
 }
 PROBE = Path("/tmp/opgen-landlock-probe.txt")
 
@@ -212,16 +229,56 @@ def test_other_architectures_run_without_a_filter_and_say_so(monkeypatch):
     assert "x86-64" in state["note"] and "aarch64" in state["note"]
 
 
-def test_files_can_be_written_only_inside_the_working_directory(libraries):
-    if sandbox.landlock_abi() < 1:
-        pytest.skip("this kernel has no Landlock; the static policy and import audit are what stop file access")
+def test_a_forged_verdict_is_never_believed(libraries):
+    v = run(libraries, "forges_verdict")
+    assert not v.ok, "a verdict written by the candidate was believed"
+    assert v.kind == "forbidden_syscall", v.as_feedback()  # opening a file for writing
+    assert "args" in v.details  # the runner, not the candidate, says which input it was
+
+
+def test_a_kernel_may_not_change_its_own_limits(libraries):
+    v = run(libraries, "lifts_its_memory_limit")
+    assert (v.ok, v.kind) == (False, "forbidden_syscall"), v.as_feedback()
+    assert v.message.startswith("the kernel process died with SIGSYS: forbidden system call")
+
+
+def test_garbage_on_the_reply_pipe_is_a_rejection_not_a_pass(libraries):
+    v = run(libraries, "garbles_the_reply_pipe")
+    assert not v.ok
+    assert v.kind == "tampering", v.as_feedback()
+    assert "did it tamper with the executor?" in v.message
+
+
+def test_opening_a_file_for_writing_kills_the_candidate(libraries):
     PROBE.unlink(missing_ok=True)
     v = run(libraries, "writes_outside")
-    landlock = v.sandbox["landlock"]
-    assert landlock["installed"] is True, landlock
-    assert v.ok, v.as_feedback()  # its fopen failed quietly; the answer was still right
+    assert (v.ok, v.kind) == (False, "forbidden_syscall"), v.as_feedback()
     assert not PROBE.exists(), "the kernel wrote outside its working directory"
-    assert landlock["writable"] == ["the private working directory", "/dev/null"]
+    assert numel(v.details["args"]["x"]) > 3
+
+
+def test_landlock_confines_writes_to_the_working_directory(tmp_path):
+    """Behind the filter: even a write the filter missed lands only in the executor's directory."""
+    if sandbox.landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock; the seccomp filter alone stops writes")
+    inside, outside = tmp_path / "inside", tmp_path / "outside.txt"
+    inside.mkdir()
+    code = (f"from pathlib import Path\nfrom opgen.verify import sandbox\n"
+            f"print(sandbox.install_landlock(Path({str(inside)!r}))['installed'])\n"
+            f"open({str(inside / 'ok.txt')!r}, 'w').write('x')\n"
+            f"try:\n    open({str(outside)!r}, 'w')\nexcept PermissionError:\n    print('denied')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert p.stdout.split() == ["True", "denied"], p.stderr
+    assert (inside / "ok.txt").exists() and not outside.exists()
+
+
+def test_the_executor_reports_every_layer_it_installed(libraries):
+    v = run(libraries, "reads_past_the_end")  # an otherwise passing kernel
+    assert v.ok
+    box = v.sandbox
+    assert box["seccomp"]["installed"] is True and "writing files" in box["seccomp"]["denied_groups"]
+    assert box["capabilities"]["dropped"] is True
+    assert box["landlock"]["installed"] is (sandbox.landlock_abi() >= 1)
 
 
 # --- output, memory, signals -------------------------------------------------------------
@@ -298,8 +355,9 @@ def test_the_sanitizer_run_caps_memory_without_an_address_space_limit(libraries)
     limits = Limits(cpu_seconds=20, wall_seconds=60, heap_bytes=3 << 29)
     v = verify_library(asan.library, c_symbol(EXP.op, "f64"), EXP.path, "f64", seed=SEED, max_examples=EXAMPLES,
                        limits=limits, sanitizer_runtime=sanitizer_runtime())
-    assert (v.ok, v.kind) == (False, "sanitizer"), v.as_feedback()
-    assert v.message.startswith("AddressSanitizer: hard rss limit exhausted (1536Mb vs ")
+    assert (v.ok, v.kind) == (False, "crash"), v.as_feedback()  # the runner watches the executor's resident memory
+    assert v.message.startswith("the kernel process was killed: it used ")
+    assert v.message.endswith("MiB of resident memory, over the 1536 MiB limit (a memory bomb) on the input shown")
     assert numel(v.details["args"]["x"]) > 3
 
 

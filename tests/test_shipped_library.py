@@ -150,7 +150,7 @@ def test_verify_all_reverifies_every_shipped_entry(tmp_path):
     # A copy, so re-verification can never touch the checkout.
     for name in ("specs", "prompts", "generated"):
         shutil.copytree(ROOT / name, tmp_path / name)
-    result = runner.invoke(app, ["verify", "--all", "--json", "--examples", "25", "--root", str(tmp_path)])
+    result = runner.invoke(app, ["verify", "--all", "--json", "--examples", "15", "--root", str(tmp_path)])
     report = json.loads(result.stdout)
     assert result.exit_code == 0, [r for r in report["results"] if not r["ok"]]
     assert report["failed"] == 0 and report["passed"] == sum(len(v) for v in INITIAL_OPS.values())

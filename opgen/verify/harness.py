@@ -1,19 +1,21 @@
-"""The parent side of verification: run a candidate in a sandboxed child process.
+"""The parent side of verification: run a candidate in a sandboxed child process tree.
 
-The child (``opgen.verify.runner``) gets a private working directory, its own session
-and process group, CPU-time, address-space, file-size, open-file and process limits,
-no core dumps, a wall-clock timeout, a network namespace of its own where the
-platform allows, and (installed by the child before it loads the candidate) a
-seccomp filter that kills it on a forbidden system call (``opgen.verify.sandbox``).
-Its stdout and stderr go to a file in its working directory under the file-size
-limit, never into this process's memory. Whatever the candidate does, this process
-survives and returns a verdict: a pass with evidence, or a rejection naming what
-happened (the signal and what it means, a forbidden system call, an output flood, a
-sanitizer report) and the input that triggered it.
+The child is the runner (``opgen.verify.runner``, trusted: examples, reference,
+comparison, verdict), which forks the executor (``opgen.verify.executor``, the only
+process that loads the candidate). Both get a private working directory, their own
+session and process group (killed as a group), CPU-time, address-space, file-size,
+open-file and process limits, no core dumps, a wall-clock timeout and a network
+namespace of their own where the platform allows; the executor adds Landlock, drops
+its capabilities and installs a seccomp filter before it loads the candidate
+(``opgen.verify.sandbox``). Output goes to files under the file-size limit, never into
+this process's memory. Whatever the candidate does, this process survives and returns
+a verdict: a pass with evidence, or a rejection naming what happened (the signal and
+what it means, a forbidden system call, an output flood, a sanitizer report,
+tampering) and the input that triggered it.
 
-A sanitizer run (``sanitizer=True``) loads an ASan+UBSan build of the candidate into
-the same runner with ``libasan`` preloaded; it has no address-space limit (ASan
-reserves terabytes of shadow memory) and caps the heap through ASan instead.
+A sanitizer run (``sanitizer_runtime``) loads an ASan+UBSan build of the candidate with
+``libasan`` preloaded; it has no address-space limit (ASan reserves terabytes of
+shadow memory); the runner caps the executor's resident memory instead.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 from . import sandbox
 
 OUTPUT_TAIL = 2000  # bytes of the child's output kept for diagnostics
+EXEC_DIR = "exec"  # the executor's own directory inside the run's: its output, sanitizer logs
 SANITIZER_EXIT = 86  # exit status ASan/UBSan use for a report (distinct from Python's 0/1/2)
 _PARENT_NETNS = sandbox.network_namespace()
 
@@ -48,10 +51,10 @@ class Limits:
     file_size_bytes: int = 16 << 20  # also the output cap: stdout+stderr go to one file
     open_files: int = 256
     processes: int = 4096  # RLIMIT_NPROC; counts every task of the user, threads included
-    heap_bytes: int | None = None  # sanitizer runs: ASan's resident-memory limit (they have no address-space limit)
+    heap_bytes: int | None = None  # resident-memory limit the runner enforces on the executor (sanitizer runs)
 
     def for_sanitizer(self) -> "Limits":
-        """The same limits for an ASan run: no RLIMIT_AS (shadow memory); resident memory capped by ASan instead."""
+        """The same limits for an ASan run: no RLIMIT_AS (shadow memory); resident memory capped instead."""
         return replace(self, address_space_bytes=None, heap_bytes=self.heap_bytes or self.address_space_bytes)
 
     def as_dict(self) -> dict[str, Any]:
@@ -118,6 +121,10 @@ def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None) -> dic
            if not k.startswith(("OPENAI_", "OPGEN_", "ASAN_", "UBSAN_", "LSAN_")) and k != "LD_PRELOAD"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")]))
     env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+    # The runner forks the executor after importing NumPy: no BLAS thread pool may exist by then
+    # (the references are not what is timed; the kernel's OpenMP uses OMP_NUM_THREADS).
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        env[name] = "1"
     env.pop("PYTHONFAULTHANDLER", None)  # a crash is reported by its signal, not by Python's handler
     if sanitizer_runtime:
         env["LD_PRELOAD"] = sanitizer_runtime
@@ -128,17 +135,17 @@ def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None) -> dic
 def sanitizer_options(work: Path, limits: Limits) -> dict[str, str]:
     """ASAN_OPTIONS and UBSAN_OPTIONS for a sanitizer run in ``work``.
 
-    No symbolizer: it would be a new process, which the seccomp filter kills; the parent maps
-    the kernel's frames to source lines with addr2line instead. No leak checker: its
-    stop-the-world uses ptrace and a new process, and leaks are not what this run is for."""
-    log = work / "sanitizer"
+    Reports go to stderr, which is the executor's output file: it may not open a file for
+    writing (a log_path file would be opened at report time, inside the seccomp filter). No
+    symbolizer: it would be a new process; the runner maps the kernel's frames to source
+    lines with addr2line instead. No leak checker: its stop-the-world uses ptrace and a new
+    process, and leaks are not what this run is for."""
     asan = ["detect_leaks=0", "halt_on_error=1", "abort_on_error=0", f"exitcode={SANITIZER_EXIT}",
-            "symbolize=0", f"log_path={log}", "allocator_may_return_null=0", "handle_abort=0"]
-    if limits.heap_bytes:  # in place of RLIMIT_AS: ASan's watchdog thread stops it at this resident size
-        mb = max(limits.heap_bytes >> 20, 1)
-        asan += [f"hard_rss_limit_mb={mb}", f"max_allocation_size_mb={mb}"]
+            "symbolize=0", "allocator_may_return_null=0", "handle_abort=0"]
+    if limits.heap_bytes:  # with no RLIMIT_AS: one allocation may not exceed it (the runner watches the total)
+        asan.append(f"max_allocation_size_mb={max(limits.heap_bytes >> 20, 1)}")
     ubsan = ["halt_on_error=1", f"exitcode={SANITIZER_EXIT}", "print_stacktrace=1", "symbolize=0",
-             f"log_path={log}", "report_error_type=1"]
+             "report_error_type=1"]
     return {"ASAN_OPTIONS": ":".join(asan), "UBSAN_OPTIONS": ":".join(ubsan)}
 
 
@@ -166,8 +173,12 @@ def verify_library(
             "max_examples": max_examples,
             "parent_netns": _PARENT_NETNS,
             "sanitizer": bool(sanitizer_runtime),
+            "cpu_seconds": limits.cpu_seconds,
+            "file_size_bytes": limits.file_size_bytes,
+            "heap_bytes": limits.heap_bytes,
         }
         (work / "job.json").write_text(json.dumps(job))
+        (work / EXEC_DIR).mkdir()
         with open(work / "output.log", "wb") as output:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "opgen.verify.runner", str(work / "job.json")],
@@ -238,63 +249,75 @@ def _read_verdict(work: Path, pid: int, returncode: int, state: str, limits: Lim
         last = json.loads(progress.read_text()) if progress.exists() and progress.stat().st_size else None
     except (OSError, ValueError):
         last = None
-    box = _sandbox_state(work)
     trigger = {"args": last["args"]} if last else {}
-    on_input = " on the input shown" if last else ""
-    output = work / "output.log"
-    out_size = output.stat().st_size if output.exists() else 0
-    tail = _tail(output)
 
     def rejected(kind: str, message: str, **details: Any) -> Verdict:
-        return Verdict(False, kind, message, details={**trigger, **details}, sandbox=box)
+        return Verdict(False, kind, message, details={**trigger, **details},
+                       sandbox={"note": "the runner ended without a verdict; the executor's sandbox is unknown"})
 
     if state == "cancelled":
         return rejected("cancelled", "the run was stopped because another stage already rejected the kernel")
     if state == "timeout":
         return rejected("timeout", f"the kernel ran past the {limits.wall_seconds:g} s wall-clock limit "
                         "(an infinite loop, or far too slow)")
-    if sanitizer and (report := sanitizer_report(work, output, library)):
-        return rejected("sanitizer", f"{report['headline']}{on_input}", report=report["text"], output_tail=tail)
-    if returncode == -signal.SIGXFSZ or out_size >= limits.file_size_bytes:
-        what = (f"flooded its output past {limits.file_size_bytes} bytes (kernels must not print)"
-                if out_size >= limits.file_size_bytes else
-                f"wrote a file past the {limits.file_size_bytes}-byte file-size limit")
+    result_path = work / "result.json"
+    if returncode == 0 and result_path.exists():  # the runner's verdict (the executor cannot write here)
+        r = json.loads(result_path.read_text())
+        box = summarize_sandbox(r.get("sandbox"))
+        if r["ok"]:
+            return Verdict(True, "pass", f"{r['examples']} examples passed", examples=r["examples"],
+                           worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"], sandbox=box)
+        return Verdict(False, r["kind"], r["message"], examples=r.get("examples", 0), details=r.get("details", {}),
+                       sandbox=box)
+    # The runner itself ended without a verdict: say how, in the same words as for the executor.
+    kind, message, details = death_verdict(
+        returncode, pid, cpu_seconds=limits.cpu_seconds, file_size_bytes=limits.file_size_bytes,
+        output=work / "output.log", logs=work / EXEC_DIR if sanitizer else None, library=library,
+        on_input=bool(last))
+    return rejected(kind, message, **details)
+
+
+def death_verdict(returncode: int, pid: int, *, cpu_seconds: int, file_size_bytes: int, output: Path,
+                  logs: Path | None, library: Path | str, on_input: bool, killed_for: str | None = None,
+                  ) -> tuple[str, str, dict[str, Any]]:
+    """(kind, message, details) for a process that ended without a verdict: a limit that killed
+    it, a sanitizer report (``logs``: where a sanitizer run keeps them), an output flood, a
+    signal (named, with what it means), or an exit."""
+    shown = " on the input shown" if on_input else ""
+    out_size = output.stat().st_size if output.exists() else 0
+    tail = _tail(output)
+    if killed_for:
+        return "crash", f"the kernel process was killed: {killed_for} (a memory bomb){shown}", {"output_tail": tail}
+    if logs is not None and (report := sanitizer_report(logs, output, Path(library))):
+        return "sanitizer", f"{report['headline']}{shown}", {"report": report["text"], "output_tail": tail}
+    if returncode == -signal.SIGXFSZ or out_size >= file_size_bytes:
+        what = (f"flooded its output past {file_size_bytes} bytes (kernels must not print)"
+                if out_size >= file_size_bytes else f"wrote a file past the {file_size_bytes}-byte file-size limit")
         how = " with SIGXFSZ" if returncode == -signal.SIGXFSZ else ""
-        return rejected("output_flood", f"the kernel {what}; the file-size limit stopped it{how}{on_input}",
-                        output_tail=tail[-400:])
+        return "output_flood", f"the kernel {what}; the file-size limit stopped it{how}{shown}", {
+            "output_tail": tail[-400:]}
     if returncode < 0:
         sig = signal.Signals(-returncode).name
         if sig == "SIGXCPU":
-            why = f"it used more than {limits.cpu_seconds} s of CPU time"
+            why = f"it used more than {cpu_seconds} s of CPU time"
         else:
             why = sandbox.SIGNAL_MEANING.get(sig, "the process was killed by a signal")
         if sig == "SIGSYS":
             call = forbidden_call(pid)
-            return rejected("forbidden_syscall", f"the kernel process died with SIGSYS: {why}"
-                            + (f" (it called {call})" if call else "") + on_input, output_tail=tail)
-        return rejected("crash", f"the kernel process died with {sig}: {why}{on_input}", output_tail=tail)
-    result_path = work / "result.json"
-    if not result_path.exists():
-        return rejected("crash", f"the verification process exited with status {returncode} without a verdict "
-                        "(the kernel called exit/abort, or ran out of memory)", output_tail=tail)
-    r = json.loads(result_path.read_text())
-    if r["ok"]:
-        return Verdict(True, "pass", f"{r['examples']} examples passed", examples=r["examples"],
-                       worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"], sandbox=box)
-    return Verdict(False, r["kind"], r["message"], examples=r.get("examples", 0), details=r.get("details", {}),
-                   sandbox=box)
+            return "forbidden_syscall", (f"the kernel process died with SIGSYS: {why}"
+                                         + (f" (it called {call})" if call else "") + shown), {"output_tail": tail}
+        return "crash", f"the kernel process died with {sig}: {why}{shown}", {"output_tail": tail}
+    return "crash", (f"the verification process exited with status {returncode} without a verdict "
+                     "(the kernel called exit/abort, or ran out of memory)"), {"output_tail": tail}
 
 
-def _sandbox_state(work: Path) -> dict[str, Any]:
-    try:
-        state = json.loads((work / "sandbox.json").read_text())
-    except (OSError, ValueError):
-        return {"seccomp": {"installed": False, "note": "the child died before it installed its filter"}}
+def summarize_sandbox(state: Any) -> dict[str, Any]:
+    """What was in force in the executor, short enough for the evidence (sandbox.DENIED has the table)."""
+    if not isinstance(state, dict) or not state:
+        return {"note": "the executor did not report its sandbox"}
     seccomp = state.get("seccomp", {})
-    # Keep the evidence short: what is in force, not the whole table (sandbox.DENIED has it).
-    return {"seccomp": {k: v for k, v in seccomp.items() if k != "denied"}
-            | ({"denied_groups": sorted(seccomp["denied"])} if "denied" in seccomp else {}),
-            "landlock": state.get("landlock", {}), "network": state.get("network")}
+    return {**state, "seccomp": {k: v for k, v in seccomp.items() if k != "denied"}
+            | ({"denied_groups": sorted(seccomp["denied"])} if "denied" in seccomp else {})}
 
 
 def forbidden_call(pid: int) -> str | None:
@@ -335,8 +358,8 @@ _REPORT_START = re.compile(r"^.*(?:AddressSanitizer: |UndefinedBehaviorSanitizer
 def sanitizer_report(work: Path, output: Path, library: Path) -> dict[str, str] | None:
     """The first lines of an ASan/UBSan report, if the run produced one.
 
-    ASan writes to its ``log_path`` file; UBSan (inside the ASan runtime) writes to stderr, which
-    is the output file. Both are searched; the output file only around the first report line."""
+    Sanitizer log files in ``work`` (if a log_path was configured) and otherwise the output file
+    (their stderr), there only around the first report line."""
     texts = [p.read_text(errors="replace") for p in sorted(work.glob("sanitizer*")) if p.is_file()]
     text = "\n".join(t for t in texts if t.strip())
     if not text:

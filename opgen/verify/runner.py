@@ -1,13 +1,14 @@
-"""The child-process side of verification: load one kernel library, run Hypothesis.
+"""The trusted side of a verification run: draw examples, compute the reference, compare.
 
 Run as ``python -m opgen.verify.runner JOB.json``. The parent applies resource limits,
-a network namespace and a wall-clock timeout; this process may die with the candidate
-and that is fine. Order matters: imports and a warm-up first (the reference is called
-once, so NumPy/PyTorch finish their lazy initialisation: thread pools, CPU probing),
-then the seccomp filter (``opgen.verify.sandbox``), and only then is the candidate
-library ``dlopen``ed, so its static initializers already run inside the filter.
-Before each call it writes the example about to run to ``progress.json`` so a crash
-can be attributed to its input. The result is written to ``result.json``.
+a network namespace and a wall-clock timeout. This process never loads the candidate:
+once its imports are done it forks the executor (``opgen.verify.executor``), which
+sandboxes itself (Landlock, no capabilities, seccomp; ``opgen.verify.sandbox``) and
+only then ``dlopen``s the candidate, so even its static initializers run confined.
+Every call goes to the executor; if the executor dies, this process knows the input in
+flight and how it died, and says so. Before each call it writes the example about to
+run to ``progress.json`` (for a timeout, which the parent handles); the verdict goes
+to ``result.json``, which the executor cannot write.
 
 Each example: reference on private copies; candidate into a NaN-poisoned output;
 inputs compared with their snapshots; the candidate called again on fresh copies at
@@ -17,23 +18,22 @@ nondeterminism); both results checked against the reference.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import resource
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from ..ffi import Kernel
 from ..references import INT64_MAX, INT64_MIN, call_reference
 from ..spec import Overload, Spec, load_spec
-from . import sandbox
 from .compare import Mismatch, Outcome, compare_scalar, compare_tensor
+from .executor import Executor, ExecutorDied, ProtocolViolation, poison
+from .harness import EXEC_DIR, death_verdict
 from .strategies import examples
 
 PREVIEW = 12  # elements of each array shown in a counterexample
@@ -82,17 +82,6 @@ def _same_strides(v: np.ndarray) -> np.ndarray:
     return view
 
 
-def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    out = np.empty(shape, dtype=dtype)
-    if dtype.kind == "f":
-        out.fill(np.nan)
-    elif dtype.kind == "b":
-        out.fill(True)
-    else:
-        out.fill(np.iinfo(dtype).max)
-    return out
-
-
 class Check:
     """Everything one example needs: the reference, the candidate and the comparison."""
 
@@ -102,6 +91,7 @@ class Check:
         self.reference = spec.reference_for(overload)
         self.outcome = Outcome()
         self.examples = 0
+        self.current: dict[str, Any] | None = None
         self.declared = {r.error for r in overload.raises}
 
     def expected(self, args: dict[str, Any]) -> tuple[Any, type[BaseException] | None]:
@@ -124,13 +114,18 @@ class Check:
         if r.is_tensor:
             shape = self.overload.rule.output_shape(args, [p.name for p in self.sig.tensor_params])
             out = poison(shape, r.dtype.np)
-        self.progress.write_text(json.dumps({"example": self.examples, "args": describe(args)}))
+        self.current = describe(args)
+        self.progress.write_text(json.dumps({"example": self.examples, "args": self.current}))
         try:
             return self.kernel(values, out=out), None
         except (OverflowError, ZeroDivisionError, ValueError) as exc:
             return None, exc
         except Exception as exc:  # KernelError: an undeclared failure
             return None, exc
+
+    def last_args(self) -> dict[str, Any]:
+        """The example of the call in flight (or the last one), as a counterexample."""
+        return {"args": self.current} if self.current is not None else {}
 
     def __call__(self, args: dict[str, Any]) -> None:
         self.examples += 1
@@ -207,42 +202,52 @@ def _short(v: Any) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def warm_up(spec: Spec, overload: Overload) -> None:
-    """Everything lazy that the sandbox would otherwise meet later: PyTorch's import and thread
-    pool, the reference's first call, Hypothesis's engine. One example, fixed seed."""
-    reference = spec.reference_for(overload)
-    if reference.startswith("torch."):
-        import torch
-
-        torch.set_num_threads(1)  # the reference is not what is being measured; keep the pool small
-
-    @seed(0)
-    @settings(max_examples=1, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(examples(overload))
-    def once(args: dict[str, Any]) -> None:
-        try:
-            call_reference(reference, [fresh_copy(args[p.name]) for p in overload.sig.params])
-        except Exception:  # noqa: BLE001 - a declared error, or an input the reference rejects: still warm
-            pass
-
-    once()
+# A trusted stand-in for the executor, called in this process: ``Kernel(None, symbol, sig)``.
+# Only for tools that replay the runner with a recording kernel of their own (opgen.corpus
+# memorizes fixed-seed inputs this way); never set for a candidate, which always runs in
+# the executor.
+Kernel: Callable[..., Any] | None = None
 
 
 def prepare(job: dict[str, Any]) -> tuple[Spec, Overload]:
     spec = load_spec(Path(job["spec_path"]))
-    overload = spec.overload(job["overload"])
-    warm_up(spec, overload)
-    return spec, overload
+    return spec, spec.overload(job["overload"])
 
 
-def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload) -> dict[str, Any]:
-    """Load the candidate (inside the sandbox) and run Hypothesis against it."""
+def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload,
+        kernel: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """Start the executor (it loads the candidate inside its sandbox) and run Hypothesis against it.
+
+    ``kernel``: a trusted in-process stand-in for the executor (see ``Kernel`` above)."""
+    if kernel is None and Kernel is not None:
+        kernel = Kernel(None, job["symbol"], overload.sig)
+    if kernel is not None:
+        return _hypothesis(job, workdir, spec, overload, kernel, None)
+    executor = Executor(job["library"], job["symbol"], overload.sig, workdir / EXEC_DIR,
+                        parent_netns=job.get("parent_netns"), heap_bytes=job.get("heap_bytes"))
     try:
-        lib = ctypes.CDLL(job["library"])
-        kernel = Kernel(lib, job["symbol"], overload.sig)
-    except (OSError, AttributeError) as exc:
-        return {"ok": False, "kind": "load", "message": f"the library does not load or lacks its symbol: {exc}"}
+        result = _run(job, workdir, spec, overload, executor)
+    finally:
+        if executor.pid:
+            executor.close()  # before the verdict is written: nothing of the candidate outlives it
+    return {**result, "sandbox": executor.sandbox}
+
+
+def _run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, executor: Executor) -> dict[str, Any]:
+    try:
+        executor.start()
+    except ExecutorDied as died:  # while loading: a static initializer, or the loader itself
+        return _died(died, executor, job, None)
+    except ProtocolViolation as bad:
+        return {"ok": False, "kind": "tampering", "examples": 0,
+                "message": f"the kernel's process sent the runner {bad} while loading (did it tamper with the executor?)"}
+    if executor.load_error:
+        return {"ok": False, "kind": "load", "message": executor.load_error}
+    return _hypothesis(job, workdir, spec, overload, executor, executor)
+
+
+def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, kernel: Callable[..., Any],
+                executor: Executor | None) -> dict[str, Any]:
     check = Check(spec, overload, kernel, workdir / "progress.json")
 
     @seed(int(job["seed"]))
@@ -263,6 +268,12 @@ def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload) -> d
         verify()
     except Mismatch as m:
         return _failed(m, check)
+    except ExecutorDied as died:  # a BaseException: Hypothesis stops at once, no shrinking
+        return _died(died, executor, job, check)
+    except ProtocolViolation as bad:
+        return {"ok": False, "kind": "tampering", "examples": check.examples,
+                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
+                "details": check.last_args()}
     except BaseExceptionGroup as group:  # Hypothesis's FlakyFailure: a failure that did not reproduce
         match, _ = group.split(Mismatch)
         if match is None:
@@ -280,6 +291,17 @@ def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload) -> d
     }
 
 
+def _died(died: ExecutorDied, executor: Executor | None, job: dict[str, Any], check: "Check | None") -> dict[str, Any]:
+    details = check.last_args() if check is not None else {}
+    kind, message, more = death_verdict(
+        died.returncode, executor.pid, cpu_seconds=int(job.get("cpu_seconds", 0)),
+        file_size_bytes=int(job.get("file_size_bytes", 1 << 62)),
+        output=executor.directory / "output.log", logs=executor.directory if job.get("sanitizer") else None,
+        library=job["library"], on_input=bool(details), killed_for=died.killed_for)
+    return {"ok": False, "kind": kind, "message": message, "details": {**details, **more},
+            "examples": check.examples if check is not None else 0}
+
+
 def _failed(m: Mismatch, check: Check) -> dict[str, Any]:
     return {"ok": False, "kind": m.kind, "message": m.message, "details": m.details, "examples": check.examples}
 
@@ -290,7 +312,6 @@ def main(argv: list[str]) -> int:
     workdir = job_path.parent
     try:
         spec, overload = prepare(job)
-        sandbox.enter(workdir, job.get("parent_netns"))  # from here on, a forbidden system call is fatal
         result = run(job, workdir, spec, overload)
     except BaseException as exc:  # a harness bug must still be reported, not lost
         result = {"ok": False, "kind": "harness", "message": f"{type(exc).__name__}: {exc}",

@@ -1,30 +1,34 @@
-"""The sandbox a candidate kernel runs in: seccomp filter, network namespace, signals.
+"""The sandbox a candidate kernel runs in: limits, network namespace, Landlock,
+capabilities, seccomp filter, and what a signal death means.
 
-Four layers, each recorded in the verification evidence so nobody has to guess
-which one was in force:
+The candidate runs only in the executor (``opgen.verify.executor``), a process forked
+by the trusted runner. Every layer is recorded in the verification evidence, so nobody
+has to guess which one was in force:
 
-* **Resource limits** (CPU, address space, file size, open files, processes, no
-  core dumps) and a session of its own, applied by the parent before ``exec``
-  (``opgen.verify.harness``).
-* **A network namespace** of its own (``unshare(CLONE_NEWNET)`` before ``exec``),
-  where the platform allows it (root, or unprivileged user namespaces): the child
-  sees only a loopback device that is down. Where that is refused, the seccomp filter
-  below still kills any process that creates a socket.
-* **A seccomp filter** the child installs on itself after its imports and warm-up
-  and *before* it ``dlopen``s the candidate, so static initializers already run
-  inside it. A forbidden system call kills the whole process with SIGSYS
+* **Resource limits** (CPU, address space, file size, open files, processes, no core
+  dumps) and a session of its own, applied by the parent before ``exec``
+  (``opgen.verify.harness``) and inherited by the executor.
+* **A network namespace** of its own (``unshare(CLONE_NEWNET)`` before ``exec``) where
+  the platform allows it (root, or unprivileged user namespaces): only a loopback
+  device that is down. Where that is refused, the seccomp filter still kills any
+  process that creates a socket.
+* **Landlock** (Linux 5.13+): the executor may create, write, truncate or remove
+  files only inside its own directory (and write /dev/null); from ABI 4 no TCP
+  bind/connect, from ABI 6 no signals to processes outside its sandbox. Reads stay
+  open.
+* **No capabilities**: root without CAP_SYS_PTRACE cannot read or write the memory of
+  the (non-dumpable) runner, even where Landlock is missing.
+* **A seccomp filter**, installed *before* the executor ``dlopen``s the candidate, so
+  static initializers already run inside it. A forbidden system call (process
+  creation, networking, opening a file for writing, changing its limits, signalling or
+  inspecting other processes, ...) kills the process with SIGSYS
   (``SECCOMP_RET_KILL_PROCESS``): a call that merely failed would let a kernel that
-  tries to escape, and then quietly computes the right answer, be admitted. The
-  parent turns the SIGSYS into a rejection naming the input that triggered it.
-
-* **Landlock** (Linux 5.13+), installed just before the filter: the child may create,
-  write, truncate or remove files only inside its private working directory (and write
-  /dev/null); from ABI 4 no TCP bind/connect, from ABI 6 no signals to processes outside
-  its own sandbox. Reads stay open: Python imports lazily from everywhere. Where
-  Landlock is missing the child records that and the other layers still hold.
+  tries to escape, and then quietly computes the right answer, be admitted. The runner
+  turns the SIGSYS into a rejection naming the input that triggered it (and, from the
+  kernel's audit log where readable, the system call).
 
 The filter is a classic BPF program written out here by hand (no libseccomp). It is
-x86-64 only; on other machines the child records that it ran without one.
+x86-64 only; on other machines the executor records that it ran without one.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
-import json
 import os
 import platform
 import signal
@@ -59,7 +62,9 @@ NR = {
     "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "pidfd_open": 434,
     "pidfd_getfd": 438, "pidfd_send_signal": 424, "process_madvise": 440, "process_mrelease": 448,
     "tkill": 200, "migrate_pages": 256,
-    "kill": 62, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "prlimit64": 302,
+    "kill": 62, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+    # its own limits: reading them (prlimit64 without a new limit) is fine, changing them is not
+    "prlimit64": 302, "setrlimit": 160,
     # leaving the process group the parent kills on a timeout
     "setsid": 112, "setpgid": 109,
     # privileges and namespaces
@@ -71,6 +76,10 @@ NR = {
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "swapon": 167,
     "swapoff": 168, "acct": 163, "quotactl": 179, "quotactl_fd": 443, "name_to_handle_at": 303,
     "open_by_handle_at": 304, "mknod": 133, "mknodat": 259,
+    # writing files (open/openat for writing are inspected: reading stays allowed)
+    "open": 2, "openat": 257, "creat": 85, "openat2": 437, "rename": 82, "renameat": 264, "renameat2": 316,
+    "unlink": 87, "unlinkat": 263, "mkdir": 83, "mkdirat": 258, "rmdir": 84, "link": 86, "linkat": 265,
+    "symlink": 88, "symlinkat": 266, "truncate": 76,
     # file ownership, modes, times and extended attributes (Landlock does not cover these)
     "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452, "chown": 92, "fchown": 93, "lchown": 94,
     "fchownat": 260, "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280, "setxattr": 188,
@@ -93,12 +102,16 @@ DENIED: dict[str, tuple[str, ...]] = {
                         "pidfd_send_signal", "process_madvise", "process_mrelease", "tkill", "migrate_pages",
                         "kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo aimed at another process",
                         "prlimit64 on another process"),
+    "changing its limits": ("setrlimit", "prlimit64 with a new limit"),
     "leaving its process group": ("setsid", "setpgid"),
     "privileges and namespaces": ("setuid", "setgid", "setreuid", "setregid", "setgroups", "setresuid",
                                   "setresgid", "setfsuid", "setfsgid", "capset", "unshare", "setns", "personality"),
     "file systems": ("mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
                      "fsmount", "fspick", "mount_setattr", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd",
                      "name_to_handle_at", "open_by_handle_at", "mknod", "mknodat"),
+    "writing files": ("open and openat for writing (O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND)", "creat",
+                      "openat2", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mkdir", "mkdirat",
+                      "rmdir", "link", "linkat", "symlink", "symlinkat", "truncate"),
     "file ownership, modes, times and attributes": (
         "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
         "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
@@ -108,7 +121,8 @@ DENIED: dict[str, tuple[str, ...]] = {
                     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
                     "userfaultfd", "fanotify_init", "lookup_dcookie", "vhangup", "uselib"),
 }
-KILLED = tuple(n for names in DENIED.values() for n in names if n in NR)  # plain "kill the process" entries
+KILLED = tuple(n for names in DENIED.values() for n in names if n in NR and n != "prlimit64")  # unconditional
+# (open, openat and prlimit64 are inspected; kill/tgkill/... go to the "only itself" check)
 ONLY_SELF_ARG0 = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # signals: only to itself
 
 # --- classic BPF --------------------------------------------------------------------
@@ -125,6 +139,8 @@ SECCOMP_RET_ALLOW = 0x7FFF0000
 
 # struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
 OFF_NR, OFF_ARCH, OFF_ARG0_LO = 0, 4, 16
+OFF_ARG1_LO, OFF_ARG2_LO, OFF_ARG2_HI = 24, 32, 36
+O_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY O_RDWR O_CREAT O_TRUNC O_APPEND
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -179,6 +195,8 @@ def filter_program(pid: int) -> bytes:
     a.jump(BPF_JEQ_K, NR["clone3"], "enosys", None)  # glibc then falls back to clone(), inspected below
     a.jump(BPF_JEQ_K, NR["clone"], "clone", None)
     a.jump(BPF_JEQ_K, NR["prlimit64"], "prlimit", None)
+    a.jump(BPF_JEQ_K, NR["open"], "open", None)
+    a.jump(BPF_JEQ_K, NR["openat"], "openat", None)
     for name in ONLY_SELF_ARG0:
         a.jump(BPF_JEQ_K, NR[name], "self", None)
     for name in KILLED:
@@ -187,9 +205,21 @@ def filter_program(pid: int) -> bytes:
     a.label("clone")  # a thread (CLONE_THREAD) is fine; a new process is not
     a.load(OFF_ARG0_LO)
     a.jump(BPF_JSET_K, CLONE_THREAD, "allow", "kill")
-    a.label("prlimit")  # its own limits (pid 0 or its own pid) only
+    a.label("open")  # open(path, flags): reading only
+    a.load(OFF_ARG1_LO)
+    a.jump(BPF_JSET_K, O_WRITE_FLAGS, "kill", "allow")
+    a.label("openat")  # openat(dirfd, path, flags): reading only
+    a.load(OFF_ARG2_LO)
+    a.jump(BPF_JSET_K, O_WRITE_FLAGS, "kill", "allow")
+    a.label("prlimit")  # reading its own limits (pid 0 or its own pid; no new limit) only
     a.load(OFF_ARG0_LO)
-    a.jump(BPF_JEQ_K, 0, "allow", None)
+    a.jump(BPF_JEQ_K, 0, "prlimit_read", None)
+    a.jump(BPF_JEQ_K, pid, "prlimit_read", "kill")
+    a.label("prlimit_read")
+    a.load(OFF_ARG2_LO)
+    a.jump(BPF_JEQ_K, 0, None, "kill")
+    a.load(OFF_ARG2_HI)
+    a.jump(BPF_JEQ_K, 0, "allow", "kill")
     a.label("self")  # signals to itself (raise, abort) only
     a.load(OFF_ARG0_LO)
     a.jump(BPF_JEQ_K, pid, "allow", "kill")
@@ -241,7 +271,9 @@ def install_seccomp() -> dict[str, Any]:
     return {"installed": True, "action": "SECCOMP_RET_KILL_PROCESS", "arch": "x86_64", "how": how,
             "instructions": count, "denied": {k: list(v) for k, v in DENIED.items()},
             "allowed_with_conditions": ["clone with CLONE_THREAD (threads)", "clone3 answers ENOSYS (glibc falls back)",
-                                        "kill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/prlimit64 on itself"]}
+                                        "open/openat for reading",
+                                        "kill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo on itself",
+                                        "prlimit64 reading its own limits"]}
 
 
 # --- Landlock: writes only inside the working directory ------------------------------
@@ -317,6 +349,47 @@ def install_landlock(work: Path) -> dict[str, Any]:
             "signals_outside": "denied" if scoped else "not handled (ABI < 6)"}
 
 
+# --- capabilities ----------------------------------------------------------------------
+
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, PR_SET_DUMPABLE = 24, 47, 4, 8
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> dict[str, Any]:
+    """Give up every capability (bounding, ambient, effective, permitted, inheritable).
+
+    Root without capabilities still owns root's files, but can no longer ptrace or read the
+    memory of a non-dumpable process (the runner), bypass file permissions of other users,
+    or use any privileged operation the seccomp filter might have missed."""
+    libc = _libc()
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break  # past the last capability this kernel knows
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(ctypes.c_long(NR["capset"]), ctypes.byref(header), data) != 0:
+        return {"dropped": False, "note": f"capset failed: {os.strerror(ctypes.get_errno())}"}
+    return {"dropped": True}
+
+
+def make_undumpable() -> None:
+    """The runner: its memory is not readable through /proc/<pid>/mem by a process without
+    CAP_SYS_PTRACE (the executor, which has dropped it)."""
+    libc = _libc()
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 # --- network namespace (called in the parent's preexec_fn, between fork and exec) ----
 
 _unshare = None
@@ -353,13 +426,13 @@ def network_state(parent_netns: str | None, seccomp: dict[str, Any]) -> str:
 
 
 def enter(work: Path, parent_netns: str | None) -> dict[str, Any]:
-    """Child side, called once after warm-up and before the candidate is loaded."""
+    """The executor, once, before the candidate is loaded: Landlock, capabilities, seccomp."""
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; a flood must end the process
     landlock = install_landlock(work)
+    capabilities = drop_capabilities()
     seccomp = install_seccomp()
-    state = {"seccomp": seccomp, "landlock": landlock, "network": network_state(parent_netns, seccomp)}
-    (work / "sandbox.json").write_text(json.dumps(state))
-    return state
+    return {"seccomp": seccomp, "landlock": landlock, "capabilities": capabilities,
+            "network": network_state(parent_netns, seccomp)}
 
 
 # --- what a signal death means -------------------------------------------------------

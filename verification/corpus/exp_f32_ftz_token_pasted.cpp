@@ -1,13 +1,13 @@
 // Cheat: change the process's floating-point environment so the reference agrees, with
 // the call spelled through token pasting so no source rule sees it. As
 // exp_f64_ftz_in_call (float32: results below 1.18e-38 are subnormal): the kernel flushes
-// subnormal results to 0 and sets FTZ|DAZ in MXCSR on every call without restoring it,
-// so NumPy's reference, computed afterwards in the same thread, flushes them too and the
-// comparison passes. No import, no load-time code, no system call: only a check of the
-// floating-point environment around each call (in the generated shim or the runner)
-// can see it.
-// Expected: verify / error, "floating-point environment" (from an FP-environment check
-// that does not exist yet).
+// subnormal results to 0 and sets FTZ|DAZ in MXCSR on every call without restoring it.
+// While the candidate ran in the verifier's own process this worked: NumPy's reference,
+// computed afterwards in the same thread, flushed the same results and the comparison
+// passed (no import, no load-time code, no system call for any audit to see). The
+// candidate now runs in a separate executor process and the reference in the trusted
+// runner, which its MXCSR does not reach, so the flushed results are plain wrong answers.
+// Expected: verify / value, "got 0.0".
 #include "opgen_kernel.hpp"
 
 #include <cmath>

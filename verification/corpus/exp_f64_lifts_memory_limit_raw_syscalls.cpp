@@ -1,10 +1,10 @@
 // Cheat: a memory bomb that first lifts the sandbox's limits. The verifier runs as root
-// (CI does), and root may raise its own hard limits: the kernel calls prlimit64 on
-// itself (raw system call from machine code in .text) to make RLIMIT_AS unlimited, and
-// then reserves 16 GiB that the address-space limit would have refused (reserved, not
-// touched, so this entry costs no memory). The results are right, so only the attempt
-// can be rejected: a sandbox must not let the candidate change its own limits (seccomp:
-// kill on prlimit64/setrlimit with a new limit).
+// (CI does), and root with CAP_SYS_RESOURCE may raise its own hard limits: the kernel
+// calls prlimit64 on itself (a raw system call from machine code in .text, so nothing
+// static sees it) to make RLIMIT_AS unlimited, and then reserves 16 GiB that the
+// address-space limit would have refused (reserved, not touched, so this entry costs no
+// memory). The results are right, so only the attempt can be rejected: the sandbox drops
+// capabilities and its seccomp filter kills a process that changes its limits.
 // Expected: verify / forbidden_syscall, "SIGSYS".
 #include "opgen_kernel.hpp"
 

@@ -1,14 +1,15 @@
-// Cheat: forge the verifier's verdict with raw system calls. The verifier's child
-// process writes its verdict to result.json in its working directory and the parent
-// believes that file; the kernel runs in the same process. On its first call it writes
-// a passing verdict there with openat/write and ends the process with exit_group(0)
-// before any comparison. The system calls are made by machine code in a byte array
-// placed in the .text section, so no source rule, import audit or load-time check sees
-// anything, and openat/write/exit_group are calls the runner itself needs, so the
-// seccomp filter allows them. Only a verdict the candidate's process cannot write (the
-// parent computing it, or at least checking it against what it asked for) stops this.
-// Expected: verify, the forgery fails: a forbidden system call or an exit without a
-// verdict ("SIGSYS" or "without a verdict").
+// Cheat: forge the verifier's verdict with raw system calls. The verdict is a file,
+// result.json, in the verification process's working directory, and the parent
+// believes that file. On its first call the kernel writes a passing verdict there with
+// openat/write and ends its process with exit_group(0) before any comparison. The
+// system calls are made by machine code in a byte array placed in the .text section, so
+// no source rule, import audit or load-time check sees anything, and openat/write/
+// exit_group are calls any process needs, so no seccomp filter can refuse them. While the
+// candidate ran inside the process that writes the verdict, the forgery was believed.
+// Now the candidate runs in a separate executor process confined (Landlock) to its own
+// directory: the forged file lands where nobody reads it, and the runner reports the
+// executor's exit in mid-run.
+// Expected: verify, "without a verdict" (or, were the calls refused, "SIGSYS").
 #include "opgen_kernel.hpp"
 
 #include <cstdint>
