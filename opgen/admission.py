@@ -204,6 +204,7 @@ def evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], built: Bui
                   "phase": "development" if i == 0 else "admission"} for i, v in enumerate(verdicts)],
         "worst_abs_error": max(v.worst_abs_error for v in verdicts),
         "worst_rel_error": max(v.worst_rel_error for v in verdicts),
+        "worst_tolerance_used": max(v.worst_tolerance_used for v in verdicts),
         "tolerance": _tolerances(spec, overload),
         "libraries": library_versions(spec.reference_for(overload)),
         "machine": machine(),

@@ -97,7 +97,7 @@ def synthesize(
             if result.admitted:
                 ev = result.entry.data["evidence"]
                 console.print(f"[green]admitted[/] {op} {o.name} ({TARGET_IDS[target]}) after {len(result.attempts)} "
-                              f"attempt(s): {ev['examples']} examples, worst rel error {ev['worst_rel_error']:.3g}; "
+                              f"attempt(s): {ev['examples']} examples, worst error {ev.get('worst_tolerance_used', 0):.2f} of the tolerance; "
                               f"entry {escape(str(result.entry.path))}", highlight=False)
             else:
                 failed += 1
@@ -304,7 +304,8 @@ def show(
         plain(f"C++        {e['signature']['cpp']}")
         plain(f"C symbol   {e['signature']['c_symbol']}")
         plain(f"evidence   {ev['examples']} examples, seeds {[r['seed'] for r in ev['runs']]}, "
-                  f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, {ev['date']}")
+                  f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, "
+                  f"worst error {ev.get('worst_tolerance_used', 0):.2f} of the tolerance, {ev['date']}")
         plain(f"build      {ev['build']['compiler']} {' '.join(ev['build']['flags'])} (isa {ev['build']['isa']})")
         model = pv.get("model") or (pv.get("original") or {}).get("model")
         plain(f"provenance provider {pv['provider']}, model {model or 'none recorded'}, attempts {pv['attempts']}, "

@@ -23,10 +23,14 @@ class Outcome:
 
     worst_abs: float = 0.0
     worst_rel: float = 0.0
+    # Largest |got - ref| / allowed: how close a kernel came to its tolerance (1.0 = at
+    # the limit). The honest figure for specs whose tolerance is not relative to |ref|.
+    worst_tolerance_used: float = 0.0
 
-    def note(self, abs_err: float, rel_err: float) -> None:
+    def note(self, abs_err: float, rel_err: float, used: float = 0.0) -> None:
         self.worst_abs = max(self.worst_abs, abs_err)
         self.worst_rel = max(self.worst_rel, rel_err)
+        self.worst_tolerance_used = max(self.worst_tolerance_used, used)
 
 
 @dataclass
@@ -85,7 +89,9 @@ def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.n
         # subnormal range carry few significant bits in any implementation).
         above = finite & (np.abs(r) > tol.atol)
         rel = float((err[above] / np.abs(r[above])).max()) if above.any() else 0.0
-        out.note(float(err[finite].max()), rel)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(allowed[finite] > 0, err[finite] / allowed[finite], 0.0)
+        out.note(float(err[finite].max()), rel, float(np.nan_to_num(ratio).max()))
 
 
 def compare_scalar(got: Any, ref: Any, tol: Tolerance | None, out: Outcome) -> None:

@@ -86,6 +86,7 @@ class Verdict:
     seed: int = 0
     worst_abs_error: float = 0.0
     worst_rel_error: float = 0.0
+    worst_tolerance_used: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     sandbox: dict[str, Any] = field(default_factory=dict)  # what was in force (seccomp, network)
@@ -266,7 +267,8 @@ def _read_verdict(work: Path, pid: int, returncode: int, state: str, limits: Lim
         box = summarize_sandbox(r.get("sandbox"))
         if r["ok"]:
             return Verdict(True, "pass", f"{r['examples']} examples passed", examples=r["examples"],
-                           worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"], sandbox=box)
+                           worst_abs_error=r["worst_abs_error"], worst_rel_error=r["worst_rel_error"],
+                           worst_tolerance_used=r.get("worst_tolerance_used", 0.0), sandbox=box)
         return Verdict(False, r["kind"], r["message"], examples=r.get("examples", 0), details=r.get("details", {}),
                        sandbox=box)
     # The runner itself ended without a verdict: say how, in the same words as for the executor.

@@ -288,6 +288,7 @@ def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overlo
         "examples": check.examples,
         "worst_abs_error": check.outcome.worst_abs,
         "worst_rel_error": check.outcome.worst_rel,
+        "worst_tolerance_used": check.outcome.worst_tolerance_used,
     }
 
 
