@@ -143,13 +143,14 @@ def verify(
             raise typer.Exit(0 if all(g.ok for _, g in results) else EXIT_FAILED)
         if not ops and not all_:
             raise OpgenError("nothing to verify", hint="name ops, or pass --all, or --source FILE --op OP")
-        rows = [r for r in status_rows(project) if all_ or r.op in (ops or [])]
+        specs = load_all(project.specs)
+        rows = [r for r in status_rows(project, specs) if all_ or r.op in (ops or [])]
         if ops and (unknown := set(ops) - {r.op for r in rows}):
             raise OpgenError(f"no spec or entry for {', '.join(sorted(unknown))}")
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
             task = bar.add_task("verifying", total=len(rows))
-            results = reverify(project, rows, _settings(examples),
+            results = reverify(project, rows, _settings(examples), specs=specs,
                                progress=lambda r: bar.update(task, advance=1, description=f"{r.op} {r.overload}"))
         if as_json:
             out.print_json(json.dumps({"results": [r.as_dict() for r in results],

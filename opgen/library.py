@@ -71,9 +71,10 @@ class Reverified:
 
 
 def reverify(project: Project, rows: list[Row], settings: GateSettings = GateSettings(),
-             progress: Callable[[Row], None] = lambda r: None) -> list[Reverified]:
+             progress: Callable[[Row], None] = lambda r: None,
+             specs: dict[str, Spec] | None = None) -> list[Reverified]:
     """Rebuild every entry's committed source (one parallel ninja run) and re-verify on fresh seeds."""
-    specs = load_all(project.specs)
+    specs = specs if specs is not None else load_all(project.specs)
     out: list[Reverified] = []
     todo = []
     for row in rows:

@@ -9,7 +9,7 @@ the Node/Python hosts can all trust one calling convention.
 
 from __future__ import annotations
 
-from .abi import c_declaration, kernel_name
+from .abi import c_declaration, cpp_declaration, kernel_name
 from .nativetypes import NativeType
 from .spec import Overload, Spec
 
@@ -24,7 +24,7 @@ def render_shim(spec: Spec, overload: Overload, kernel_source_name: str = "kerne
         '#include "opgen_kernel.hpp"',
         "",
         "namespace opgen::kernels {",
-        f"{_decl(spec, overload)};",
+        f"{cpp_declaration(spec.op, overload.name, sig)};",
         "}",
         "",
         f'extern "C" __attribute__((visibility("default"))) {c_declaration(spec.op, overload.name, sig)} {{',
@@ -81,12 +81,6 @@ def render_shim(spec: Spec, overload: Overload, kernel_source_name: str = "kerne
         "",
     ]
     return "\n".join(lines)
-
-
-def _decl(spec: Spec, overload: Overload) -> str:
-    from .abi import cpp_declaration
-
-    return cpp_declaration(spec.op, overload.name, overload.sig)
 
 
 def _rel(spec: Spec) -> str:

@@ -18,7 +18,7 @@ from . import __version__
 from .abi import kernel_name, native_signature
 from .admission import GateResult, GateSettings, run_gate
 from .errors import AwaitingAnswer, OpgenError
-from .llm.providers import Provider, Request
+from .llm.providers import Provider, Request, now
 from .llm.recordings import Recordings
 from .project import Project
 from .prompts import render_repair, render_request
@@ -65,7 +65,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
     outcome = Outcome(spec.op, overload.name, target_id, admitted=False)
     transcript: dict[str, Any] = {
         "op": spec.op, "overload": overload.name, "target": target_id, "opgen": __version__,
-        "started": _now(), "exchanges": [],
+        "started": now(), "exchanges": [],
     }
     for number in range(1, max_attempts + 1):
         started = time.monotonic()
@@ -105,7 +105,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
         })
         if gate.ok:
             report(f"attempt {number}: admitted ({gate.feedback})")
-            transcript["finished"] = _now()
+            transcript["finished"] = now()
             outcome.entry = _admit(registry, spec, overload, target_id, reply.answer.source, gate, transcript,
                                    reply.provenance, number, outcome.tokens, request.digest)
             outcome.admitted = True
@@ -116,7 +116,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
             {"role": "assistant", "content": reply.answer.source},
             {"role": "user", "content": render_repair(project.prompts, spec, overload, target, gate.stage, gate.feedback)},
         ]
-    transcript["finished"] = _now()
+    transcript["finished"] = now()
     outcome.error = f"no candidate was admitted in {max_attempts} attempts"
     outcome.transcript_path = _keep_failed(project, transcript, outcome)
     return outcome
@@ -143,7 +143,7 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, s
             "tokens": tokens,
             "transcript": "transcript.json",
         },
-        "admitted_at": _now(),
+        "admitted_at": now(),
     }
     return registry.admit(spec.op, overload.name, target_id,
                           {"kernel": ("kernel.cpp", source), "shim": ("shim.cpp", shim),
@@ -174,7 +174,3 @@ def _rel(path: Path | None) -> str:
         return ""
     parts = path.parts
     return "/".join(parts[parts.index("specs"):]) if "specs" in parts else str(path)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -61,10 +61,8 @@ def fresh_copy(v: Any) -> Any:
     """Same values and memory layout at a new address."""
     if not isinstance(v, np.ndarray):
         return v
-    base = np.empty_like(v, order="K")
-    base[...] = v
     if v.flags.c_contiguous or v.ndim == 0:
-        return base
+        return np.array(v, copy=True)
     return _same_strides(v)
 
 
