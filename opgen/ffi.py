@@ -51,7 +51,7 @@ class ErrorInfo(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int32), ("message", ctypes.c_char * 256)]
 
 
-ERROR_KINDS = {1: OverflowError, 2: ZeroDivisionError, 3: ValueError}
+ERROR_KINDS = {1: OverflowError, 2: ZeroDivisionError, 3: ValueError, 5: IndexError}
 C_SCALAR = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_uint8}
 
 

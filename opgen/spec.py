@@ -25,8 +25,9 @@ from .specyaml import line_of, load_with_lines
 TARGETS = ("cpp", "rust", "cuda", "metal")
 # Target names as the registry records them (with the execution platform).
 TARGET_IDS = {"cpp": "cpu-cpp", "rust": "cpu-rust", "cuda": "cuda", "metal": "metal"}
+PLAIN_VARIANT = "plain"  # every overload's default implementation
 Special = Literal["nan", "inf", "-inf", "-0", "subnormal"]
-PyError = Literal["OverflowError", "ZeroDivisionError", "ValueError"]
+PyError = Literal["OverflowError", "ZeroDivisionError", "ValueError", "IndexError"]
 
 
 class Strict(BaseModel):
@@ -57,6 +58,25 @@ class Domain(Strict):
     min_dims: int | None = Field(default=None, ge=0)
 
 
+class BenchTensor(Strict):
+    """A tensor argument of a benchmark case: its shape (values are drawn at run time)."""
+
+    shape: list[int]
+    # Inclusive value range; for int tensors used as indices, keep it inside the table.
+    min: float = -1.0
+    max: float = 1.0
+
+
+class BenchCase(Strict):
+    """One benchmark shape: ``opgen bench`` times the kernel and a reference on it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    # A reference to time against; the overload's reference when omitted.
+    against: str | None = None
+    why: str = ""
+
+
 class Raises(Strict):
     error: PyError
     when: str = Field(min_length=1)
@@ -73,6 +93,7 @@ class Overload(Strict):
     tolerance: dict[str, Tolerance] = {}
     threads: bool | None = None
     notes: str = ""
+    bench: list[BenchCase] = []  # timed shapes; not part of correctness (not in overload_hash)
 
     @field_validator("name")
     @classmethod
@@ -154,6 +175,10 @@ class Spec(Strict):
     targets: list[Literal["cpp", "rust", "cuda", "metal"]] = ["cpp"]
     threads: bool = False
     tags: list[str] = []
+    # Extra implementations per target besides "plain": name -> what the prompt asks for
+    # (e.g. "blocked: cache-blocked, vectorised with AVX2/FMA, threaded"). The registry
+    # serves the fastest verified one, chosen by `opgen bench --select`.
+    variants: dict[str, str] = {}
 
     @field_validator("op")
     @classmethod
@@ -166,6 +191,15 @@ class Spec(Strict):
     @classmethod
     def _tolerance_dtypes(cls, v: dict[str, Tolerance]) -> dict[str, Tolerance]:
         _check_dtype_keys(v)
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for name in v:
+            if name == PLAIN_VARIANT or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise ValueError(f"variant {name!r}: use a lower-case identifier other than {PLAIN_VARIANT!r} "
+                                 "(the plain variant always exists)")
         return v
 
     @field_validator("overloads")
@@ -199,6 +233,9 @@ class Spec(Strict):
     def threads_allowed(self, overload: Overload) -> bool:
         return self.threads if overload.threads is None else overload.threads
 
+    def variant_names(self) -> list[str]:
+        return [PLAIN_VARIANT, *self.variants]
+
     def reference_for(self, overload: Overload) -> str:
         return overload.reference or self.reference
 
@@ -207,8 +244,9 @@ class Spec(Strict):
 
         A registry entry records it; when it changes the entry is stale.
         """
-        blob = self.model_dump(mode="json", exclude={"overloads"})
-        blob["overload"] = overload.model_dump(mode="json")
+        # Benchmarks and variant descriptions do not bear on correctness.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants"})
+        blob["overload"] = overload.model_dump(mode="json", exclude={"bench"})
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 

@@ -150,7 +150,7 @@ def _reference(spec: Spec, overload: Overload, args: dict[str, Any]) -> Any:
     try:
         with np.errstate(all="ignore"):
             result = call_reference(spec.reference_for(overload), values)
-    except (OverflowError, ZeroDivisionError, ValueError) as exc:
+    except (OverflowError, ZeroDivisionError, ValueError, IndexError) as exc:
         if type(exc).__name__ in declared:
             raise _Raised from None
         raise

@@ -328,7 +328,7 @@ def test_unknown_raises_error_kind(tmp_path):
     path = write(tmp_path, BASE + "    raises:\n      - {error: TypeError, when: always}\n")
     msg = error_of(path).message
     assert msg.startswith(f"{path}:8: overloads.0.raises.0.error: Input should be 'OverflowError', "
-                          "'ZeroDivisionError' or 'ValueError'")
+                          "'ZeroDivisionError', 'ValueError' or 'IndexError'")
 
 
 def test_several_errors_are_reported_together(tmp_path):
@@ -456,3 +456,19 @@ def test_overload_hash_follows_spec_level_facts(tmp_path):
 
 def test_overload_hash_ignores_the_file_location(tmp_path):
     assert _hashes(tmp_path, TWO_OVERLOADS, "x/a.yaml") == _hashes(tmp_path, TWO_OVERLOADS, "y/b.yaml")
+
+
+def test_variant_named_plain_is_rejected(tmp_path):
+    path = write(tmp_path, BASE + "variants:\n  plain: the same again\n")
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert "variant 'plain': use a lower-case identifier other than 'plain'" in str(info.value)
+
+
+def test_bench_and_variants_do_not_change_the_overload_hash(tmp_path):
+    plain = load_spec(write(tmp_path, BASE))
+    extra = BASE + "    bench:\n      - {name: big, args: {a: 3, b: {shape: [1024]}}}\nvariants:\n  fast: vectorised\n"
+    benched = load_spec(write(tmp_path, extra, "other.yaml"))
+    assert benched.overloads[0].bench[0].args["b"].shape == [1024]
+    assert benched.variant_names() == ["plain", "fast"]
+    assert plain.overload_hash(plain.overloads[0]) == benched.overload_hash(benched.overloads[0])

@@ -47,7 +47,8 @@ typedef enum {
   OPGEN_OVERFLOW_ERROR = 1,      /* Python OverflowError */
   OPGEN_ZERO_DIVISION_ERROR = 2, /* Python ZeroDivisionError */
   OPGEN_VALUE_ERROR = 3,         /* Python ValueError (domain errors, bad shapes, bad dtypes) */
-  OPGEN_INTERNAL_ERROR = 4       /* anything else a kernel threw */
+  OPGEN_INTERNAL_ERROR = 4,      /* anything else a kernel threw */
+  OPGEN_INDEX_ERROR = 5          /* Python IndexError (an index out of range, e.g. a token id) */
 } opgen_error_kind;
 
 typedef struct { int32_t kind; char message[256]; } opgen_error;

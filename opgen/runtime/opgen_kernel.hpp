@@ -25,6 +25,7 @@ enum class ErrorKind : int32_t {
   ZeroDivision = OPGEN_ZERO_DIVISION_ERROR,
   Value = OPGEN_VALUE_ERROR,
   Internal = OPGEN_INTERNAL_ERROR,
+  Index = OPGEN_INDEX_ERROR,
 };
 
 struct Error : std::runtime_error {

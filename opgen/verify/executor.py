@@ -41,7 +41,7 @@ from . import sandbox
 
 MAX_HEADER = 64 << 20  # bytes: a reply's JSON part (a string result can be long)
 _LEN = struct.Struct("<Q")
-ERRORS = {"OverflowError": OverflowError, "ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
+ERRORS = {"OverflowError": OverflowError, "ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError, "IndexError": IndexError}
 
 
 class ExecutorDied(BaseException):

@@ -96,7 +96,7 @@ class Check:
         values = [fresh_copy(args[p.name]) for p in self.sig.params]
         try:
             result = call_reference(self.reference, values)
-        except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        except (OverflowError, ZeroDivisionError, ValueError, IndexError) as exc:
             if type(exc).__name__ in self.declared:
                 return None, type(exc)
             raise
@@ -116,7 +116,7 @@ class Check:
         self.progress.write_text(json.dumps({"example": self.examples, "args": self.current}))
         try:
             return self.kernel(values, out=out), None
-        except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        except (OverflowError, ZeroDivisionError, ValueError, IndexError) as exc:
             return None, exc
         except Exception as exc:  # KernelError: an undeclared failure
             return None, exc
