@@ -244,8 +244,9 @@ class Spec(Strict):
 
         A registry entry records it; when it changes the entry is stale.
         """
-        # Benchmarks and variant descriptions do not bear on correctness.
-        blob = self.model_dump(mode="json", exclude={"overloads", "variants"})
+        # Benchmarks, variant descriptions, targets and tags do not bear on correctness:
+        # adding a target or a benchmark must not make every admitted entry stale.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"})
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"})
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
