@@ -43,6 +43,10 @@ class GateSettings:
     admission_runs: int = 2
     limits: Limits = Limits()
     sanitizer_examples: int = int(os.environ.get("OPGEN_SANITIZER_EXAMPLES", 30))  # 0: no sanitizer run
+    # None: admission seeds are drawn at random and the sanitizer seed is fixed. A string
+    # (the nightly job's run id): both are derived from it and the entry, so a nightly run
+    # uses seeds no earlier run used, and re-running with the same salt reproduces them.
+    seed_salt: str | None = None
 
 
 @dataclass
@@ -64,6 +68,11 @@ def dev_seed(spec: Spec, overload: Overload) -> int:
 def sanitizer_seed(spec: Spec, overload: Overload) -> int:
     """The sanitizer sample's seed: fixed, so a sanitizer report is reproducible."""
     return int(hashlib.sha256(f"{spec.op}/{overload.name}/sanitizer".encode()).hexdigest()[:8], 16)
+
+
+def salted_seed(spec: Spec, overload: Overload, salt: str, role: str) -> int:
+    """A seed derived from a salt (e.g. a nightly run id), the overload and the run's role."""
+    return int(hashlib.sha256(f"{salt}/{spec.op}/{overload.name}/{role}".encode()).hexdigest()[:8], 16)
 
 
 def build_job(spec: Spec, overload: Overload, source: str) -> BuildJob:
@@ -127,7 +136,8 @@ class _SanitizerRun(threading.Thread):
         if self.cancel.is_set():
             return
         self.verdict = verify_library(built.library, self.symbol, self.spec.path, self.overload.name,
-                                      seed=sanitizer_seed(self.spec, self.overload),
+                                      seed=(salted_seed(self.spec, self.overload, self.settings.seed_salt, "sanitizer")
+                                            if self.settings.seed_salt else sanitizer_seed(self.spec, self.overload)),
                                       max_examples=self.settings.sanitizer_examples, limits=self.settings.limits,
                                       sanitizer_runtime=runtime, cancel=self.cancel)
 
@@ -176,7 +186,9 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
             sanitizer.cancel.set()
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
-    seeds = fresh_seeds or [secrets.randbits(32) for _ in range(settings.admission_runs)]
+    seeds = fresh_seeds or ([salted_seed(spec, overload, settings.seed_salt, f"admission-{i}")
+                             for i in range(settings.admission_runs)] if settings.seed_salt
+                            else [secrets.randbits(32) for _ in range(settings.admission_runs)])
     # The admission runs are independent child processes: run them side by side.
     with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
         admission = list(pool.map(lambda s: verify_library(

@@ -42,6 +42,11 @@ class Project:
         return self.generated / "recordings"
 
     @property
+    def reports(self) -> Path:
+        """The nightly results and the report site (build output, not committed)."""
+        return self.root / "reports"
+
+    @property
     def runs(self) -> Path:
         """Transcripts of runs that admitted nothing (not committed)."""
         return self.root / "runs"
