@@ -54,6 +54,7 @@ def synthesize(
     op: str = typer.Argument(..., help="Op name as the compiler sees it, e.g. operator.matmul."),
     target: str = typer.Option("cpp", "--target", help=f"One of {', '.join(TARGETS)}."),
     overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (default: all)."),
+    variant: str = typer.Option("plain", "--variant", help="Which implementation: plain, or one the spec declares under variants:."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name (default: $OPGEN_MODEL)."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per overload, repairs included."),
     provider: Optional[str] = typer.Option(None, "--provider", help="auto (default), openai, file or replay."),
@@ -78,6 +79,9 @@ def synthesize(
         if target not in spec.targets:
             raise OpgenError(f"{op} does not list target {target}", hint=f"its targets are {', '.join(spec.targets)}")
         chosen = [spec.overload(n) for n in overload] if overload else spec.overloads
+        if variant not in spec.variant_names():
+            raise OpgenError(f"{op} declares no variant {variant!r}",
+                             hint=f"choose one of {', '.join(spec.variant_names())}, or add it under 'variants:' in its spec")
         require_clean(spec, chosen)  # a spec a constant kernel could pass is fixed first; nothing is asked
         budget = TokenBudget(parse_budget(token_budget if token_budget is not None else os.environ.get("OPGEN_TOKEN_BUDGET")))
         llm = choose_provider(provider, model=model, recordings=Recordings(project.recordings),
@@ -86,17 +90,19 @@ def synthesize(
                               timeout=parse_timeout(timeout) if timeout is not None else None, budget=budget)
         failed = 0
         for o in chosen:
-            console.rule(escape(f"{op} [{o.name}] -> {TARGET_IDS[target]}"))
+            shown = o.name if variant == "plain" else f"{o.name}@{variant}"
+            console.rule(escape(f"{op} [{shown}] -> {TARGET_IDS[target]}"))
             with console.status(f"{op} {o.name}") as status:
                 def report(msg: str) -> None:
                     status.update(escape(f"{op} {o.name}: {msg}"))
                     console.print(f"  {escape(msg)}", highlight=False)
 
                 result = synthesize_overload(project, spec, o, llm, target=target, max_attempts=max_attempts,
-                                             settings=_settings(examples), report=report, lint=False)
+                                             settings=_settings(examples), report=report, lint=False,
+                                             variant=variant)
             if result.admitted:
                 ev = result.entry.data["evidence"]
-                console.print(f"[green]admitted[/] {op} {o.name} ({TARGET_IDS[target]}) after {len(result.attempts)} "
+                console.print(f"[green]admitted[/] {op} {shown} ({TARGET_IDS[target]}) after {len(result.attempts)} "
                               f"attempt(s): {ev['examples']} examples, worst error {ev.get('worst_tolerance_used', 0):.2f} of the tolerance; "
                               f"entry {escape(str(result.entry.path))}", highlight=False)
             else:
@@ -256,12 +262,18 @@ def list_(
         out.print_json(json.dumps([r.as_dict() for r in rows]))
         return
     colours = {"verified": "green", "stale": "yellow", "missing": "red"}
-    table = Table("op", "overload", "target", "status", "detail")
+    table = Table("op", "overload", "target", "variant", "status", "detail")
     for r in rows:
-        table.add_row(r.op, r.overload, r.target, f"[{colours.get(r.status, 'white')}]{r.status}[/]", escape("; ".join(r.reasons)))
+        variant = r.variant + (" (served)" if r.served and _has_siblings(rows, r) else "")
+        table.add_row(r.op, r.overload, r.target, variant, f"[{colours.get(r.status, 'white')}]{r.status}[/]",
+                      escape("; ".join(r.reasons)))
     out.print(table)
     counts = {s: sum(r.status == s for r in rows) for s in ("verified", "stale", "missing")}
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()))
+
+
+def _has_siblings(rows: list, r) -> bool:
+    return sum((x.op, x.overload, x.target) == (r.op, r.overload, r.target) for x in rows) > 1
 
 
 @app.command()

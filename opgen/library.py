@@ -26,10 +26,13 @@ class Row:
     status: str  # verified | stale | missing
     reasons: list[str]
     entry: Entry | None
+    variant: str = "plain"
+    served: bool = False  # the variant the registry hands to the compiler for this overload
 
     def as_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "overload": self.overload, "target": self.target, "status": self.status,
-                "reasons": self.reasons, "entry": str(self.entry.path) if self.entry else None}
+        return {"op": self.op, "overload": self.overload, "target": self.target, "variant": self.variant,
+                "status": self.status, "served": self.served, "reasons": self.reasons,
+                "entry": str(self.entry.path) if self.entry else None}
 
 
 def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[Row]:
@@ -41,17 +44,21 @@ def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[
         for overload in spec.overloads:
             for t in spec.targets:
                 target = TARGET_IDS[t]
-                entry = registry.get(spec.op, overload.name, target)
-                seen.add((spec.op, overload.name, target))
-                if entry is None:
+                variants = registry.variants(spec.op, overload.name, target)
+                seen.update((spec.op, overload.name, target, e.variant) for e in variants)
+                if not variants:
                     rows.append(Row(spec.op, overload.name, target, "missing", [], None))
-                else:
+                    continue
+                served, _ = registry.serve(spec.op, overload.name, target, spec)
+                for entry in variants:
                     status, reasons = entry.status(spec)
-                    rows.append(Row(spec.op, overload.name, target, status, reasons, entry))
+                    rows.append(Row(spec.op, overload.name, target, status, reasons, entry, entry.variant,
+                                    served is not None and served.path == entry.path))
     for entry in registry.entries():  # entries whose spec or target is gone
-        if (entry.op, entry.overload, entry.target) not in seen:
+        if (entry.op, entry.overload, entry.target, entry.variant) not in seen:
             status, reasons = entry.status(specs.get(entry.op))
-            rows.append(Row(entry.op, entry.overload, entry.target, "stale", reasons or ["not in any spec's targets"], entry))
+            rows.append(Row(entry.op, entry.overload, entry.target, "stale", reasons or ["not in any spec's targets"],
+                            entry, entry.variant))
     return rows
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import jinja2
 
 from .abi import cpp_declaration, kernel_name
-from .spec import Domain, Overload, Spec
+from .errors import SpecError
+from .spec import PLAIN_VARIANT, Domain, Overload, Spec
 
 ALLOWED_CPP_HEADERS = (
     "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdlib", "cstring", "limits",
@@ -67,6 +68,10 @@ def _domain_text(dom: Domain | None) -> str:
         parts.append("special values: " + ", ".join(dom.special))
     if dom.axis_of:
         parts.append(f"an axis of {dom.axis_of} (may be negative)")
+    if dom.choices is not None:
+        parts.append("one of " + ", ".join(repr(c) for c in dom.choices))
+    if dom.index_into:
+        parts.append(f"indices into the first dim of {dom.index_into} (out-of-range ones where an error is declared)")
     if dom.max_len is not None:
         parts.append(f"length up to {dom.max_len}")
     if dom.min_dims is not None or dom.max_dims is not None:
@@ -74,13 +79,24 @@ def _domain_text(dom: Domain | None) -> str:
     return "; ".join(parts) or "any value of the type"
 
 
-def render_request(prompts_dir: Path, spec: Spec, overload: Overload, target: str = "cpp") -> list[dict[str, str]]:
-    """The first two messages of a synthesis conversation: system and task."""
+def render_request(prompts_dir: Path, spec: Spec, overload: Overload, target: str = "cpp",
+                   variant: str = PLAIN_VARIANT) -> list[dict[str, str]]:
+    """The first two messages of a synthesis conversation: system and task.
+
+    A variant other than plain appends what that variant must do differently
+    (prompts/variant.md.j2), so the plain request stays exactly as it was.
+    """
     env = environment(prompts_dir)
     f = facts(spec, overload, target)
+    task = env.get_template(f"{target}/kernel.md.j2").render(**f)
+    if variant != PLAIN_VARIANT:
+        if variant not in spec.variants:
+            raise SpecError(f"{spec.op} declares no variant {variant!r}",
+                            hint=f"add it under 'variants:' in the spec, or choose one of: {', '.join(spec.variant_names())}")
+        task += "\n" + env.get_template("variant.md.j2").render(variant=variant, description=spec.variants[variant], **f)
     return [
         {"role": "system", "content": env.get_template(f"{target}/system.md.j2").render(**f)},
-        {"role": "user", "content": env.get_template(f"{target}/kernel.md.j2").render(**f)},
+        {"role": "user", "content": task},
     ]
 
 

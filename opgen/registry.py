@@ -1,11 +1,18 @@
 """The registry: verified kernels, their evidence and provenance, under ``generated/``.
 
-Layout, one directory per (op, overload, target), committed:
+Layout, one directory per (op, overload, target, variant), committed:
 
     generated/<target>/<op>/<overload>/entry.json     what the compiler and tools read
                                        kernel.cpp     the admitted source (LLM-written)
                                        shim.cpp       the C-ABI shim (opgen-generated)
                                        transcript.json every exchange that led to it
+    generated/<target>/<op>/<overload>@<variant>/     another implementation of the same
+                                                      overload (e.g. blocked, threaded)
+
+The plain variant keeps the short path. An overload may hold several verified variants
+per target; ``serve`` returns the one measured fastest on this kind of machine
+(``opgen bench --select`` records the figures in each entry), or the plain one when
+nothing has been measured.
 
 An entry names each file with its sha256. Status is computed, never stored: an entry
 whose spec hash or file hashes no longer match is *stale* and is not served. Writes
@@ -31,7 +38,7 @@ from typing import Any, Iterator
 from filelock import FileLock
 
 from .errors import OpgenError
-from .spec import TARGET_IDS, Spec
+from .spec import PLAIN_VARIANT, TARGET_IDS, Spec
 
 TARGET_DIRS = {"cpu-cpp": "cpp", "cpu-rust": "rust", "cuda": "cuda", "metal": "metal"}
 
@@ -56,6 +63,15 @@ class Entry:
     @property
     def target(self) -> str:
         return self.data["target"]
+
+    @property
+    def variant(self) -> str:
+        return self.data.get("variant", PLAIN_VARIANT)
+
+    @property
+    def benchmark(self) -> dict[str, Any] | None:
+        """Figures from the last ``opgen bench --select`` (seconds per case, machine)."""
+        return self.data.get("benchmark")
 
     @property
     def signature(self) -> dict[str, Any]:
@@ -88,6 +104,8 @@ class Entry:
             else:
                 if spec.overload_hash(overload) != self.data["spec"]["hash"]:
                     reasons.append("the spec changed since admission")
+            if self.variant not in spec.variant_names():
+                reasons.append(f"the spec no longer declares variant {self.variant!r}")
         return ("stale" if reasons else self.data.get("status", "verified")), reasons
 
 
@@ -95,8 +113,9 @@ class Registry:
     def __init__(self, root: Path):
         self.root = Path(root)
 
-    def entry_dir(self, op: str, overload: str, target: str) -> Path:
-        return self.root / TARGET_DIRS[target] / op / overload
+    def entry_dir(self, op: str, overload: str, target: str, variant: str = PLAIN_VARIANT) -> Path:
+        name = overload if variant == PLAIN_VARIANT else f"{overload}@{variant}"
+        return self.root / TARGET_DIRS[target] / op / name
 
     def lock(self) -> FileLock:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -110,21 +129,66 @@ class Registry:
                     continue  # a staged write that never completed (its process was killed)
                 yield Entry(entry_json.parent, json.loads(entry_json.read_text()))
 
-    def get(self, op: str, overload: str, target: str) -> Entry | None:
-        p = self.entry_dir(op, overload, target) / "entry.json"
+    def get(self, op: str, overload: str, target: str, variant: str = PLAIN_VARIANT) -> Entry | None:
+        p = self.entry_dir(op, overload, target, variant) / "entry.json"
         return Entry(p.parent, json.loads(p.read_text())) if p.exists() else None
 
-    def admit(self, op: str, overload: str, target: str, files: dict[str, tuple[str, str]], data: dict[str, Any]) -> Entry:
+    def variants(self, op: str, overload: str, target: str) -> list[Entry]:
+        """Every variant entry of one overload on one target, plain first."""
+        base = self.root / TARGET_DIRS[target] / op
+        found = [e for e in (self._read(p) for p in [base / overload / "entry.json",
+                                                      *sorted(base.glob(f"{overload}@*/entry.json"))]) if e]
+        return [e for e in found if e.overload == overload]
+
+    def serve(self, op: str, overload: str, target: str, spec: Spec | None) -> tuple[Entry | None, list[str]]:
+        """The variant to use: the fastest verified one as measured here, else plain.
+
+        Returns (entry or None, why-not reasons of the candidates when none is verified).
+        """
+        verified, reasons = [], []
+        candidates = self.variants(op, overload, target)
+        for e in candidates:
+            status, why = e.status(spec)
+            if status == "verified":
+                verified.append(e)
+            else:
+                reasons += [f"{e.variant}: {r}" if len(candidates) > 1 else r for r in why]
+        if not verified:
+            return None, reasons
+        return min(verified, key=_serving_rank), []
+
+    def record_benchmark(self, entry: Entry, figures: dict[str, Any]) -> Entry:
+        """Store measured figures in an entry (atomic replace of entry.json, under the lock).
+
+        entry.json itself is not hashed: figures describe a machine, not the kernel.
+        """
+        with self.lock():
+            path = entry.path / "entry.json"
+            data = json.loads(path.read_text())
+            data["benchmark"] = figures
+            tmp = path.with_name(f".entry.json.{os.getpid()}")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            _fsync(tmp)
+            os.replace(tmp, path)
+        return Entry(entry.path, data)
+
+    @staticmethod
+    def _read(p: Path) -> Entry | None:
+        return Entry(p.parent, json.loads(p.read_text())) if p.exists() else None
+
+    def admit(self, op: str, overload: str, target: str, files: dict[str, tuple[str, str]], data: dict[str, Any],
+              variant: str = PLAIN_VARIANT) -> Entry:
         """Write an entry atomically. ``files`` maps role -> (file name, text)."""
         data = dict(data)
+        data["variant"] = variant
         data["files"] = {
             role: {"path": name, "sha256": hashlib.sha256(text.encode()).hexdigest()} for role, (name, text) in files.items()
         }
-        final = self.entry_dir(op, overload, target)
+        final = self.entry_dir(op, overload, target, variant)
         final.parent.mkdir(parents=True, exist_ok=True)
         with self.lock():
             _recover(final)  # the lock is held: any staged or old directory is a dead admission's
-            staged = Path(tempfile.mkdtemp(prefix=f".{overload}.staged-", dir=final.parent))
+            staged = Path(tempfile.mkdtemp(prefix=f".{final.name}.staged-", dir=final.parent))
             os.chmod(staged, 0o755)  # mkdtemp's 0700 would hide the entry from other users
             for name, text in files.values():
                 (staged / name).write_text(text)
@@ -149,16 +213,31 @@ class Registry:
         for overload in spec.overloads:
             if [str(p.type) for p in overload.sig.params] != want:
                 continue
-            entry = self.get(op, overload.name, target)
-            if entry is None:
+            if not self.variants(op, overload.name, target):
                 break
-            status, reasons = entry.status(spec)
-            if status != "verified":
-                raise LookupError(f"{op} ({', '.join(want)}) for {target} is {status}: {'; '.join(reasons)}; "
+            entry, reasons = self.serve(op, overload.name, target, spec)
+            if entry is None:
+                raise LookupError(f"{op} ({', '.join(want)}) for {target} is stale: {'; '.join(reasons)}; "
                                   f"run `opgen verify {op}` or `opgen synthesize {op}`")
             return entry
         raise LookupError(f"no verified {target} kernel for {op}({', '.join(want)}); "
                           f"run `opgen synthesize {op} --target {_cli_target(target)}`")
+
+
+def _serving_rank(entry: Entry) -> tuple:
+    """Sort key: measured on this machine's ISA first, then by its primary time; plain
+    breaks ties and wins when nothing was measured (it is the simplest to trust)."""
+    from .build import toolchain  # lazily: reading the registry must not need a compiler
+
+    bench = entry.benchmark or {}
+    seconds = bench.get("primary_seconds")
+    try:
+        here = bench.get("isa") == toolchain()["isa"]
+    except OpgenError:
+        here = False
+    if seconds is None:
+        return (2, 0.0, entry.variant != PLAIN_VARIANT, entry.variant)
+    return (0 if here else 1, float(seconds), entry.variant != PLAIN_VARIANT, entry.variant)
 
 
 def _cli_target(target: str) -> str:

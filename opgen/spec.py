@@ -246,8 +246,10 @@ class Spec(Strict):
         """
         # Benchmarks, variant descriptions, targets and tags do not bear on correctness:
         # adding a target or a benchmark must not make every admitted entry stale.
-        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"})
-        blob["overload"] = overload.model_dump(mode="json", exclude={"bench"})
+        # Defaults are left out so that a new optional spec field does not change the hash
+        # of every spec that does not use it.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"}, exclude_defaults=True)
+        blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 

@@ -24,7 +24,7 @@ from .project import Project
 from .prompts import render_repair, render_request
 from .registry import Entry, Registry
 from .shim import render_shim
-from .spec import TARGET_IDS, Overload, Spec
+from .spec import PLAIN_VARIANT, TARGET_IDS, Overload, Spec
 from .speclint import require_clean
 
 Report = Callable[[str], None]
@@ -45,6 +45,7 @@ class Outcome:
     overload: str
     target: str
     admitted: bool
+    variant: str = PLAIN_VARIANT
     attempts: list[Attempt] = field(default_factory=list)
     entry: Entry | None = None
     transcript_path: Path | None = None
@@ -54,17 +55,17 @@ class Outcome:
 
 def synthesize_overload(project: Project, spec: Spec, overload: Overload, provider: Provider, *,
                         target: str = "cpp", max_attempts: int = 3, settings: GateSettings = GateSettings(),
-                        report: Report = lambda s: None, lint: bool = True) -> Outcome:
+                        report: Report = lambda s: None, lint: bool = True, variant: str = PLAIN_VARIANT) -> Outcome:
     if lint:  # a spec that a constant or all-zero kernel could pass is fixed before anything is asked
         require_clean(spec, [overload])
     target_id = TARGET_IDS[target]
     registry = Registry(project.generated)
     recordings = Recordings(project.recordings)
-    messages = render_request(project.prompts, spec, overload, target)
+    messages = render_request(project.prompts, spec, overload, target, variant)
     context = {"kernel_name": kernel_name(spec.op, overload.name), "language": target}
-    outcome = Outcome(spec.op, overload.name, target_id, admitted=False)
+    outcome = Outcome(spec.op, overload.name, target_id, admitted=False, variant=variant)
     transcript: dict[str, Any] = {
-        "op": spec.op, "overload": overload.name, "target": target_id, "opgen": __version__,
+        "op": spec.op, "overload": overload.name, "target": target_id, "variant": variant, "opgen": __version__,
         "started": now(), "exchanges": [],
     }
     for number in range(1, max_attempts + 1):
@@ -107,7 +108,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
             report(f"attempt {number}: admitted ({gate.feedback})")
             transcript["finished"] = now()
             outcome.entry = _admit(registry, spec, overload, target_id, reply.answer.source, gate, transcript,
-                                   reply.provenance, number, outcome.tokens, request.digest)
+                                   reply.provenance, number, outcome.tokens, request.digest, variant)
             outcome.admitted = True
             outcome.transcript_path = outcome.entry.file("transcript")
             return outcome
@@ -123,7 +124,8 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
 
 
 def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, source: str, gate: GateResult,
-           transcript: dict, provenance: dict, attempts: int, tokens: dict, digest: str) -> Entry:
+           transcript: dict, provenance: dict, attempts: int, tokens: dict, digest: str,
+           variant: str = PLAIN_VARIANT) -> Entry:
     shim = render_shim(spec, overload)
     transcript_text = json.dumps(transcript, indent=2) + "\n"
     data = {
@@ -147,13 +149,14 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, s
     }
     return registry.admit(spec.op, overload.name, target_id,
                           {"kernel": ("kernel.cpp", source), "shim": ("shim.cpp", shim),
-                           "transcript": ("transcript.json", transcript_text)}, data)
+                           "transcript": ("transcript.json", transcript_text)}, data, variant=variant)
 
 
 def _keep_failed(project: Project, transcript: dict, outcome: Outcome) -> Path:
     project.runs.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%f")  # two failures in one second must not collide
-    path = project.runs / f"{stamp}-{outcome.op}__{outcome.overload}.{outcome.target}.json"
+    suffix = "" if outcome.variant == PLAIN_VARIANT else f"@{outcome.variant}"
+    path = project.runs / f"{stamp}-{outcome.op}__{outcome.overload}{suffix}.{outcome.target}.json"
     transcript["outcome"] = outcome.error
     path.write_text(json.dumps(transcript, indent=2) + "\n")
     return path

@@ -23,9 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def record(answer: Path, answered_by: str, examples: int | None) -> int:
     op, overload = answer.stem.split("__")
+    overload, _, variant = overload.partition("@")  # op__overload@variant.cpp holds a variant
     target = answer.parent.name
     with tempfile.TemporaryDirectory(prefix="opgen-exchange-") as tmp:
-        cmd = ["opgen", "synthesize", op, "--overload", overload, "--target", target, "--provider", "file",
+        cmd = ["opgen", "synthesize", op, "--overload", overload, "--variant", variant or "plain",
+               "--target", target, "--provider", "file",
                "--exchange-dir", tmp, "--answered-by", answered_by, "--max-attempts", "1", "--root", str(ROOT)]
         if examples:
             cmd += ["--examples", str(examples)]
@@ -40,7 +42,8 @@ def record(answer: Path, answered_by: str, examples: int | None) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="answer file stems, e.g. operator.matmul__f32 (default: all)")
+    parser.add_argument("names", nargs="*",
+                        help="answer file stems, e.g. operator.matmul__f32 or operator.matmul__f32@blocked (default: all)")
     parser.add_argument("--answered-by", default="opgen developers (hand-written answers in answers/)")
     parser.add_argument("--examples", type=int, default=None)
     args = parser.parse_args()

@@ -92,7 +92,7 @@ CHILD = textwrap.dedent('''
                  "shim": ("shim.cpp", f"// shim {v}\\n" + "s" * 50_000)}
         if v == "B":
             files["transcript"] = ("transcript.json", json.dumps({"v": "B", "pad": "t" * 400_000}))
-        return files, {"op": "operator.add", "overload": overload, "target": "cpu-cpp", "variant": v}
+        return files, {"op": "operator.add", "overload": overload, "target": "cpu-cpp", "marker": v}
 
     registry = Registry(root)
     print("ready", flush=True)
@@ -127,7 +127,7 @@ def assert_whole(registry: Registry, overload: str) -> str:
     """The entry is a complete, hash-consistent A or B; returns which."""
     entry = registry.get(OP, overload, TARGET)
     assert entry is not None, "the entry vanished"
-    variant = entry.data["variant"]
+    variant = entry.data["marker"]
     assert variant in ("A", "B")
     assert entry.integrity_problems() == []
     assert sorted(p.name for p in entry.path.iterdir()) == expected_files(variant)
@@ -155,7 +155,7 @@ def test_concurrent_admissions_never_corrupt_the_registry(tmp_path: Path, overlo
         for o in set(overloads):
             entry = registry.get(OP, o, TARGET)
             if entry is not None:
-                assert entry.data["variant"] in ("A", "B")
+                assert entry.data["marker"] in ("A", "B")
                 seen += 1
     for c in children:
         assert c.wait() == 0
@@ -210,14 +210,14 @@ def test_sigkill_at_any_moment_leaves_the_entry_before_or_after(tmp_path: Path) 
 def test_replacing_an_entry_is_one_renameat2_exchange(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     registry = Registry(tmp_path / "generated")
     files = {"kernel": ("kernel.cpp", "// A\n"), "shim": ("shim.cpp", "// shim\n")}
-    data = {"op": OP, "overload": "int", "target": TARGET, "variant": "A"}
+    data = {"op": OP, "overload": "int", "target": TARGET, "marker": "A"}
     registry.admit(OP, "int", TARGET, files, data)
 
     def no_rename(*args: object) -> None:
         raise AssertionError("replacing an entry fell back to two renames (a window with no entry)")
 
     monkeypatch.setattr(os, "rename", no_rename)
-    entry = registry.admit(OP, "int", TARGET, {**files, "kernel": ("kernel.cpp", "// B\n")}, {**data, "variant": "B"})
+    entry = registry.admit(OP, "int", TARGET, {**files, "kernel": ("kernel.cpp", "// B\n")}, {**data, "marker": "B"})
     assert entry.file("kernel").read_text() == "// B\n"
     assert entry.integrity_problems() == []
 
@@ -229,17 +229,17 @@ def test_without_an_exchange_the_two_rename_fallback_still_replaces(tmp_path: Pa
     monkeypatch.setattr(registry_module, "_exchange", lambda a, b: False)
     registry = Registry(tmp_path / "generated")
     files = {"kernel": ("kernel.cpp", "// variant A\n"), "shim": ("shim.cpp", "// shim\n")}
-    registry.admit(OP, "int", TARGET, files, {"variant": "A"})
-    registry.admit(OP, "int", TARGET, {**files, "kernel": ("kernel.cpp", "// variant B\n")}, {"variant": "B"})
+    registry.admit(OP, "int", TARGET, files, {"marker": "A"})
+    registry.admit(OP, "int", TARGET, {**files, "kernel": ("kernel.cpp", "// variant B\n")}, {"marker": "B"})
     entry = registry.get(OP, "int", TARGET)
-    assert entry.data["variant"] == "B" and entry.integrity_problems() == []
+    assert entry.data["marker"] == "B" and entry.integrity_problems() == []
     assert leftovers(registry) == []
 
 
 def test_a_kill_between_the_fallback_renames_is_undone_by_the_next_admission(tmp_path: Path) -> None:
     registry = Registry(tmp_path / "generated")
     files = {"kernel": ("kernel.cpp", "// variant A\n"), "shim": ("shim.cpp", "// shim\n")}
-    final = registry.admit(OP, "int", TARGET, files, {"variant": "A"}).path
+    final = registry.admit(OP, "int", TARGET, files, {"marker": "A"}).path
     # The state a kill between `rename(final, old)` and `rename(staged, final)` leaves.
     os.rename(final, final.with_name(".int.old-4242"))
     (final.parent / ".int.staged-x1y2z3").mkdir()
@@ -250,5 +250,5 @@ def test_a_kill_between_the_fallback_renames_is_undone_by_the_next_admission(tmp
     with registry.lock():
         _recover(final)
     entry = registry.get(OP, "int", TARGET)
-    assert entry.data["variant"] == "A" and entry.integrity_problems() == []  # exactly as before
+    assert entry.data["marker"] == "A" and entry.integrity_problems() == []  # exactly as before
     assert leftovers(registry) == []
