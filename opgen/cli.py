@@ -272,6 +272,54 @@ def list_(
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()))
 
 
+@app.command()
+def bench(
+    ops: Optional[list[str]] = typer.Argument(None, help="Ops to benchmark (default: every op with bench cases)."),
+    target: Optional[list[str]] = typer.Option(None, "--target", help="Only these targets (cpp, rust, ...)."),
+    select: bool = typer.Option(False, "--select", help="Record the figures in each entry; the registry then serves the fastest verified variant."),
+    rounds: int = typer.Option(7, "--rounds", min=1, help="Interleaved kernel/reference rounds per case (the median is reported)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+    root: Optional[Path] = RootOpt,
+) -> None:
+    """Each verified kernel's speed beside its reference (NumPy/PyTorch) on the spec's bench shapes."""
+    from .bench import benchmark  # numpy/torch timing machinery: only loaded for this command
+
+    try:
+        project = Project.locate(root)
+        with console.status("benchmarking") as status:
+            results = benchmark(project, ops or None, targets=target, rounds=rounds, select=select,
+                                progress=lambda s: status.update(escape(s)))
+    except OpgenError as exc:
+        _fail(exc)
+    if as_json:
+        out.print_json(json.dumps([r.as_dict() for r in results]))
+    else:
+        table = Table("kernel", "case", "kernel ms", "reference", "ref ms", "ratio")
+        for r in results:
+            d = r.as_dict()
+            kernel = _ms(r.kernel_s) + (f" ({d['kernel_gflops']:.0f} GFLOP/s)" if "kernel_gflops" in d else "")
+            ref = _ms(r.reference_s) + (f" ({d['reference_gflops']:.0f} GFLOP/s)" if "reference_gflops" in d else "")
+            ratio = "-" if r.ratio is None else f"[{'green' if r.ratio >= 1 else 'yellow'}]{r.ratio:.2f}x[/]"
+            if not r.agrees:
+                ratio = "[red]wrong[/]"
+            name = f"{r.op} [{r.overload}] {r.target}" + ("" if r.variant == "plain" else f" @{r.variant}")
+            table.add_row(escape(name), r.case, kernel, escape(r.reference), ref, ratio)
+        out.print(table)
+        for r in results:
+            if not r.agrees:
+                out.print(f"[red]{escape(f'{r.op} [{r.overload}] {r.target} {r.variant} {r.case}')}:[/] "
+                          f"{escape(r.note or 'disagrees with the reference')}")
+        out.print(f"ratio = reference time / kernel time (above 1: the kernel is faster); {os.cpu_count()} CPUs; "
+                  "kernel and reference interleaved, median of the rounds", highlight=False)
+        if select:
+            out.print("figures recorded in the entries; `opgen list` shows which variant is served", highlight=False)
+    raise typer.Exit(EXIT_FAILED if any(not r.agrees for r in results) else 0)
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
 def _has_siblings(rows: list, r) -> bool:
     return sum((x.op, x.overload, x.target) == (r.op, r.overload, r.target) for x in rows) > 1
 

@@ -10,12 +10,12 @@ import re
 
 from .abi import kernel_name
 from .admission import GateSettings, build_job, run_gate
-from .build import build
+from .build import BuildJob, build
 from .errors import OpgenError
 from .project import Project
 from .registry import Entry, Registry
 from .shim import render_shim
-from .spec import TARGET_IDS, Spec, load_all
+from .spec import TARGET_IDS, Overload, Spec, load_all
 
 
 @dataclass
@@ -62,6 +62,11 @@ def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[
     return rows
 
 
+def build_job_for(entry: Entry, spec: Spec, overload: Overload) -> BuildJob:
+    """How an admitted entry's committed kernel is rebuilt (re-verification, benchmarks)."""
+    return build_job(spec, overload, entry.file("kernel").read_text())
+
+
 @dataclass
 class Reverified:
     row: Row
@@ -98,7 +103,7 @@ def reverify(project: Project, rows: list[Row], settings: GateSettings = GateSet
             out.append(Reverified(row, False, "stale", "the committed shim differs from what opgen generates now", {}))
             continue
         todo.append((row, spec, overload, row.entry.file("kernel").read_text()))
-    built = build([build_job(spec, overload, source) for _, spec, overload, source in todo])
+    built = build([build_job_for(row.entry, spec, overload) for row, spec, overload, _ in todo])
     for (row, spec, overload, source), b in zip(todo, built):
         gate = run_gate(spec, overload, source, settings, built=b)
         out.append(Reverified(row, gate.ok, gate.stage, gate.feedback, gate.evidence))
