@@ -32,7 +32,8 @@ from .synthesize import synthesize_overload
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM-written native operator kernels, admitted only when proven.")
 console = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True)
+# Piped output (CI logs, files) is not cut at 80 columns: op names must stay whole.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 EXIT_FAILED, EXIT_AWAITING = 1, 3
 RootOpt = typer.Option(None, "--root", help="Project root holding specs/ and generated/ (default: $OPGEN_ROOT or the current directory).")
@@ -374,6 +375,12 @@ def show(
         plain(f"transcript {e['transcript_path']}")
         for reason in e.get("stale_reasons", []):
             out.print(f"[yellow]stale:[/] {escape(reason)}")
+
+
+from .nightly.commands import nightly_app, report_command  # noqa: E402 (they print through this module's consoles)
+
+app.add_typer(nightly_app, name="nightly")
+app.command("report")(report_command)
 
 
 def main() -> None:
