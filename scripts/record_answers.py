@@ -6,7 +6,8 @@ recorded under generated/recordings/, which is what lets ``opgen synthesize`` re
 offline, and the registry entry's provenance says provider "file", no model, and who
 answered. Usage:
 
-    python scripts/record_answers.py [--answered-by WHO] [OP__OVERLOAD ...]
+    python scripts/record_answers.py [--answered-by WHO] [OP__OVERLOAD[@VARIANT] ...]
+    python scripts/record_answers.py --prune     # delete recordings no entry asks for any more
 """
 
 from __future__ import annotations
@@ -40,14 +41,42 @@ def record(answer: Path, answered_by: str, examples: int | None) -> int:
         return subprocess.run(cmd).returncode
 
 
+def prune() -> int:
+    """Delete recordings that no registry entry's current first request matches."""
+    from opgen.llm.recordings import request_hash
+    from opgen.project import Project
+    from opgen.prompts import render_request
+    from opgen.registry import Registry
+    from opgen.spec import TARGET_IDS, load_all
+
+    project = Project(ROOT)
+    specs = load_all(project.specs)
+    cli_target = {v: k for k, v in TARGET_IDS.items()}
+    keep = set()
+    for e in Registry(project.generated).entries():
+        if e.op in specs:
+            spec = specs[e.op]
+            messages = render_request(project.prompts, spec, spec.overload(e.overload), cli_target[e.target], e.variant)
+            keep.add(request_hash(messages)[:16])
+    removed = [p for p in sorted(project.recordings.glob("*/*.json")) if p.stem.rsplit(".", 1)[-1] not in keep]
+    for p in removed:
+        p.unlink()
+        print(f"removed {p.relative_to(ROOT)}")
+    print(f"{len(removed)} recordings removed")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*",
                         help="answer file stems, e.g. operator.matmul__f32 or operator.matmul__f32@blocked (default: all)")
     parser.add_argument("--answered-by", default="opgen developers (hand-written answers in answers/)")
     parser.add_argument("--examples", type=int, default=None)
+    parser.add_argument("--prune", action="store_true", help="only delete recordings no entry asks for any more")
     args = parser.parse_args()
-    answers = sorted((ROOT / "answers").glob("*/*.cpp"))
+    if args.prune:
+        return prune()
+    answers = sorted(p for p in (ROOT / "answers").glob("*/*") if p.suffix in (".cpp", ".rs"))
     if args.names:
         answers = [a for a in answers if a.stem in args.names]
     failed = [a.stem for a in answers if record(a, args.answered_by, args.examples) != 0]

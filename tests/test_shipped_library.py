@@ -21,7 +21,7 @@ from opgen.llm.recordings import Recordings, request_hash
 from opgen.project import PACKAGE_ROOT, Project
 from opgen.prompts import render_request
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec import TARGET_IDS, load_all
 
 ROOT = PACKAGE_ROOT
 INITIAL_OPS = {
@@ -71,11 +71,25 @@ def test_every_entry_has_a_recording_for_its_current_first_request(specs):
     project = Project(ROOT)
     recordings = Recordings(project.recordings)
     for entry in Registry(ROOT / "generated").entries():
-        spec = specs[entry.op]
-        messages = render_request(project.prompts, spec, spec.overload(entry.overload), "cpp")
-        assert recordings.find(request_hash(messages)) is not None, (
-            f"{entry.op} {entry.overload}: no recording for the current prompt; run scripts/record_answers.py"
+        assert recordings.find(request_hash(current_request(project, specs, entry))) is not None, (
+            f"{entry.op} {entry.overload} {entry.target} {entry.variant}: no recording for the current prompt; "
+            "run scripts/record_answers.py"
         )
+
+
+def test_no_recording_is_left_over_from_an_old_prompt(specs):
+    """A recording no entry's current request matches is dead weight (and misleads a reader)."""
+    project = Project(ROOT)
+    current = {request_hash(current_request(project, specs, e))[:16] for e in Registry(ROOT / "generated").entries()}
+    orphans = [p.relative_to(ROOT).as_posix() for p in sorted(project.recordings.glob("*/*.json"))
+               if p.stem.rsplit(".", 1)[-1] not in current]
+    assert orphans == [], "recordings of requests no entry makes any more; run scripts/record_answers.py --prune"
+
+
+def current_request(project: Project, specs, entry) -> list[dict[str, str]]:
+    spec = specs[entry.op]
+    target = {v: k for k, v in TARGET_IDS.items()}[entry.target]
+    return render_request(project.prompts, spec, spec.overload(entry.overload), target, entry.variant)
 
 
 def test_wrong_handwritten_matmul_is_rejected_with_a_counterexample():
