@@ -78,6 +78,11 @@ class BuildJob:
     sources: dict[str, str]  # file name -> text
     threads: bool = False
     extra_flags: list[str] = field(default_factory=list)
+    # Groups of sources linked as sealed units: each group's objects are partially linked
+    # into one and every hidden symbol made local to it (COMDAT groups dropped), so helper
+    # names two LLM-written kernels both define never meet in one library (the compiler
+    # links many kernels into one; an ODR clash there would silently pick one helper).
+    sealed: tuple[tuple[str, ...], ...] = ()
 
     @property
     def flags(self) -> list[str]:
@@ -100,6 +105,8 @@ class BuildJob:
             h.update(header.name.encode() + b"\0" + header.read_bytes())
         for name in sorted(self.sources):
             h.update(name.encode() + b"\0" + self.sources[name].encode() + b"\0")
+        if self.sealed:
+            h.update(json.dumps(self.sealed).encode())
         return h.hexdigest()[:32]
 
 
@@ -256,6 +263,10 @@ def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
         "rule link",
         f"  command = {tc['cxx']} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
         "  description = LINK $out",
+        "rule seal",
+        f"  command = {tc['cxx']} -r -nostdlib $in -o $out.r 2> $out.log"
+        " && objcopy --localize-hidden --remove-section=.group $out.r $out 2>> $out.log; rm -f $out.r; test -f $out",
+        "  description = SEAL $out",
     ]
     for job in jobs:
         d = root / job.key
@@ -267,6 +278,12 @@ def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
             obj = d / (name + ".o")
             objs.append(str(obj))
             lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
+        for i, group in enumerate(job.sealed):
+            members = [str(d / (name + ".o")) for name in group]
+            objs = [o for o in objs if o not in members]
+            sealed_obj = str(d / f"sealed-{i}.o")
+            objs.append(sealed_obj)
+            lines.append(f"build {sealed_obj}: seal {' '.join(members)}")
         lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {' '.join(job.link_flags)}"]
     return "\n".join(lines) + "\n"
 

@@ -382,6 +382,10 @@ from .nightly.commands import nightly_app, report_command  # noqa: E402 (they pr
 app.add_typer(nightly_app, name="nightly")
 app.command("report")(report_command)
 
+from .compiler.command import compile_command  # noqa: E402 (it prints through this module's consoles)
+
+app.command("compile")(compile_command)
+
 
 def main() -> None:
     app()

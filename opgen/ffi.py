@@ -109,21 +109,25 @@ class Kernel:
         return self._unmarshal(r, result_holder, out)
 
     def _unmarshal(self, r: NativeType, holder: Any, out: np.ndarray | None) -> Any:
-        if r.kind == "tensor":
-            return out
-        if r.kind == "list":
-            try:
-                return _read_list(r.elem, holder)
-            finally:
-                self._free(holder.data)
-        if r.name == "str":
-            try:
-                return ctypes.string_at(holder.data, holder.len).decode("utf-8") if holder.len else ""
-            finally:
-                self._free(holder.data)
-        if r.name == "bool":
-            return bool(holder.value)
-        return holder.value
+        return out if r.kind == "tensor" else read_result(r, holder, self._free)
+
+
+def read_result(r: NativeType, holder: Any, free: Any) -> Any:
+    """A scalar, str or list result as a Python value; malloc'ed results are released with ``free``
+    (opgen_free). Shared by kernels and compiled functions (opgen.host), which return alike."""
+    if r.kind == "list":
+        try:
+            return _read_list(r.elem, holder)
+        finally:
+            free(holder.data)
+    if r.name == "str":
+        try:
+            return ctypes.string_at(holder.data, holder.len).decode("utf-8") if holder.len else ""
+        finally:
+            free(holder.data)
+    if r.name == "bool":
+        return bool(holder.value)
+    return holder.value
 
 
 def _argtypes(sig: Signature) -> list:

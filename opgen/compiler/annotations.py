@@ -1,0 +1,113 @@
+"""Parameter and return annotations -> compiler types.
+
+Spellings accepted (through the module's imports, so ``np``/``npt``/``torch`` may be
+aliased any way):
+
+    int  float  str  bool  list[T]  dict[str, T]          (typing.List / typing.Dict too)
+    npt.NDArray[np.float32]                               a NumPy array of that dtype
+    Annotated[torch.Tensor, torch.float32]                a torch tensor of that dtype
+    a module-level alias of any of these                  Vec = npt.NDArray[np.float32]
+
+A tensor type remembers its flavor (numpy or torch) so the Python host can hand back
+the kind of array the function would have returned.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..dtypes import DTYPES
+from .errors import CompileError
+from .scope import ModuleScope
+from .types import BOOL, FLOAT, INT, STR, DictType, Type, list_of, tensor_of
+
+SCALARS = {"int": INT, "float": FLOAT, "str": STR, "bool": BOOL}
+LIST_NAMES = {"list", "typing.List"}
+DICT_NAMES = {"dict", "typing.Dict"}
+NDARRAY_NAMES = {"numpy.typing.NDArray", "numpy.ndarray"}
+ANNOTATED_NAMES = {"typing.Annotated", "typing_extensions.Annotated"}
+TORCH_TENSOR = "torch.Tensor"
+
+HINT = ("annotate with int, float, str, bool, list[T], dict[str, T], npt.NDArray[np.float32] "
+        "(any dtype opgen knows) or Annotated[torch.Tensor, torch.float32]")
+
+
+@dataclass(frozen=True)
+class Annotation:
+    type: Type
+    flavor: str | None = None  # "numpy" | "torch" for tensors
+
+
+def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line: int) -> Annotation:
+    if node is None:
+        raise CompileError(f"{what} has no type annotation", where=scope.where(line), hint=HINT)
+    return _parse(scope, node, what, depth=0)
+
+
+def _name(scope: ModuleScope, node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name) and node.id in ("int", "float", "str", "bool", "list", "dict") \
+            and node.id not in scope.aliases:
+        return node.id
+    return scope.dotted(node)
+
+
+def _parse(scope: ModuleScope, node: ast.expr, what: str, depth: int) -> Annotation:
+    where = scope.where(node)
+    shown = ast.unparse(node)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            raise CompileError(f"{what}: annotation {shown} does not parse", where=where, hint=HINT) from None
+        return _parse(scope, _with_line(node, where), what, depth)
+    if isinstance(node, ast.Name) and node.id in scope.type_aliases and depth < 8:
+        return _parse(scope, scope.type_aliases[node.id], what, depth + 1)
+    name = _name(scope, node)
+    if name in SCALARS:
+        return Annotation(SCALARS[name])
+    if isinstance(node, ast.Subscript):
+        head = _name(scope, node.value)
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in LIST_NAMES and len(args) == 1:
+            elem = _parse(scope, args[0], what, depth).type
+            if elem.kind != "scalar":
+                raise CompileError(f"{what}: list elements must be int, float, bool or str, not {elem}",
+                                   where=where, hint="lists of lists or arrays are not supported; use a 2-D array")
+            return Annotation(list_of(elem))
+        if head in DICT_NAMES and len(args) == 2:
+            key = _parse(scope, args[0], what, depth).type
+            value = _parse(scope, args[1], what, depth).type
+            if key != STR or value.kind != "scalar":
+                raise CompileError(f"{what}: dicts must be dict[str, T] with T one of int, float, bool, str (got {shown})",
+                                   where=where, hint="key tables by str")
+            return Annotation(DictType(value))
+        if head == "numpy.typing.NDArray" and len(args) == 1:
+            return Annotation(tensor_of(_dtype(scope, args[0], ("numpy",), what)), "numpy")
+        if head in ANNOTATED_NAMES and len(args) == 2:
+            base = _name(scope, args[0])
+            if base == TORCH_TENSOR:
+                return Annotation(tensor_of(_dtype(scope, args[1], ("torch",), what)), "torch")
+            if base in NDARRAY_NAMES:
+                return Annotation(tensor_of(_dtype(scope, args[1], ("numpy",), what)), "numpy")
+    if name in NDARRAY_NAMES or name == TORCH_TENSOR:
+        raise CompileError(f"{what}: {shown} does not say its dtype", where=where,
+                           hint="write npt.NDArray[np.float32] or Annotated[torch.Tensor, torch.float32]")
+    raise CompileError(f"{what}: annotation {shown} is not a type opgen compile knows", where=where, hint=HINT)
+
+
+def _dtype(scope: ModuleScope, node: ast.expr, modules: tuple[str, ...], what: str) -> str:
+    full = scope.dotted(node) or ""
+    module, _, dt = full.rpartition(".")
+    if module in modules and dt in DTYPES:
+        return dt
+    raise CompileError(f"{what}: {ast.unparse(node)} is not a dtype opgen knows", where=scope.where(node),
+                       hint=f"use {modules[0]}.<dtype> with dtype one of {', '.join(DTYPES)}")
+
+
+def _with_line(node: ast.expr, where: str) -> ast.expr:
+    line = int(where.rsplit(":", 1)[1] or 0)
+    for sub in ast.walk(node):
+        if hasattr(sub, "lineno"):
+            sub.lineno = line
+    return node

@@ -1,0 +1,104 @@
+"""``opgen compile FILE.py:FUNCTION -o OUT``: trace, propagate types, emit, build, write the manifest.
+
+OUT is a directory; it receives ``lib<function>.so``, ``<function>.cpp`` (the emitted
+source, for review) and ``<function>.manifest.json`` (what the hosts load).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..admission import GateSettings
+from ..build import BuildResult, build
+from ..errors import OpgenError
+from ..llm.providers import Provider
+from ..project import Project
+from ..registry import Entry, Registry
+from ..spec import Overload, Spec, load_all
+from ..synthesize import synthesize_overload
+from . import link
+from .emit_cpp import Kernel, kernels_of, render
+from .errors import CompileError
+from .propagate import propagate
+from .resolve import CLI_TARGETS, OpResolver, Synthesizer
+from .tracer import trace_file
+from .types import DictType
+
+
+@dataclass
+class Compiled:
+    function: str
+    out_dir: Path
+    library: Path
+    manifest_path: Path
+    cpp_path: Path
+    manifest: dict[str, Any]
+    kernels: list[Kernel]
+    build: BuildResult
+
+
+def parse_target_spec(text: str) -> tuple[Path, str]:
+    """``path/to/file.py:function`` -> (path, function)."""
+    path, sep, function = text.rpartition(":")
+    if not sep or not path or not function.isidentifier():
+        raise OpgenError(f"{text!r} does not name a function", hint="write FILE.py:FUNCTION, e.g. examples/compile/prompts.py:prefix_queries")
+    return Path(path), function
+
+
+def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
+                     synthesize: Synthesizer | None = None) -> Compiled:
+    fn, _scope = trace_file(source, function)
+    if isinstance(fn.returns, DictType):
+        raise CompileError(f"{function} returns a dict; compiled functions return int, float, bool, str, a list or "
+                           "an array", where=f"{source}:{fn.line}", hint="return a list or an array")
+    specs = load_all(project.specs)
+    resolver = OpResolver(specs, Registry(project.generated), target, synthesize)
+    propagate(fn, resolver)
+    label = _label(source, project.root)
+    cpp = render(fn, label)
+    kernels = kernels_of(fn)
+    result = build([link.build_job(fn, cpp, kernels)])[0]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cpp_path = out_dir / f"{function}.cpp"
+    cpp_path.write_text(cpp)
+    if not result.ok:
+        raise CompileError(f"the C++ emitted for {function} did not build:\n{result.diagnostics}",
+                           hint=f"this is a bug in opgen compile; the emitted file is {cpp_path}")
+    library = out_dir / f"lib{function}.so"
+    tmp = library.with_name(library.name + ".tmp")
+    shutil.copyfile(result.library, tmp)
+    tmp.replace(library)  # a process that has the old library loaded keeps its mapping
+    synthesized = {(e.op, e.overload) for e in resolver.synthesized}
+    records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in kernels]
+    data = link.manifest(fn, source, records, library.name, cpp_path.name, target,
+                         {**result.record(), "cached": result.cached})
+    manifest_path = out_dir / f"{function}.manifest.json"
+    manifest_path.write_text(json.dumps(data, indent=2) + "\n")
+    return Compiled(function, out_dir, library, manifest_path, cpp_path, data, kernels, result)
+
+
+def synthesizer(project: Project, provider: Provider, target: str, *, max_attempts: int = 3,
+                settings: GateSettings = GateSettings(), report: Callable[[str], None] = lambda s: None) -> Synthesizer:
+    """For --synthesize-missing: admit a missing overload through the repair loop, or fail saying why."""
+
+    def synthesize(spec: Spec, overload: Overload) -> Entry:
+        report(f"synthesizing {spec.op} [{overload.name}] for {target} with {provider.name}")
+        outcome = synthesize_overload(project, spec, overload, provider, target=CLI_TARGETS[target],
+                                      max_attempts=max_attempts, settings=settings, report=report)
+        if not outcome.admitted:
+            raise CompileError(f"could not synthesize {spec.op} [{overload.name}]: {outcome.error}",
+                               hint=f"read the transcript {outcome.transcript_path}")
+        return outcome.entry
+
+    return synthesize
+
+
+def _label(source: Path, root: Path) -> str:
+    try:
+        return source.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return source.name

@@ -1,0 +1,64 @@
+"""The C ABI of a compiled function's entry point, as data (the emitter, the manifest and
+the hosts all read it from here).
+
+    int32_t opgen_compiled_<function>(<each parameter>, <out>, opgen_error* err)
+
+Parameters, in order, follow the kernel ABI (opgen/runtime/opgen_abi.h):
+
+    int -> int64_t        float -> double        bool -> uint8_t
+    str -> const char* <p>, int64_t <p>_len                     (UTF-8 bytes)
+    list[T] -> const T* <p>, int64_t <p>_len                    (list[str]: const opgen_string*)
+    dict[str, T] -> const opgen_string* <p>_keys, const T* <p>_values, int64_t <p>_len
+    tensor[dtype] -> const opgen_tensor* <p>                    (any strides; the dtype is checked)
+
+The result is written to ``out``: a scalar to ``T* out``; str to ``opgen_string*`` and
+list to ``opgen_list*``, malloc'ed as the kernel shims do (one opgen_free); a tensor to
+``opgen_tensor*`` whose ``data`` and ``shape`` are malloc'ed by the library (compact,
+``strides`` NULL) and released by the caller with opgen_free, one call each. The status
+is 0 or the Python error kind (opgen_abi.h, plus 6 for KeyError) with ``err`` filled.
+"""
+
+from __future__ import annotations
+
+from .types import DictType, Type
+
+ENTRY_PREFIX = "opgen_compiled_"
+KEY_ERROR = 6
+C_ELEM = {"int": "int64_t", "float": "double", "bool": "uint8_t", "str": "opgen_string"}
+
+
+def entry_symbol(function: str) -> str:
+    return ENTRY_PREFIX + function
+
+
+def c_params(params: list[tuple[str, Type]], returns: Type) -> list[tuple[str, str]]:
+    """(C type, name) of every entry-point argument: parameters, out, err."""
+    out: list[tuple[str, str]] = []
+    for name, t in params:
+        n = f"arg_{name}"
+        if isinstance(t, DictType):
+            out += [("const opgen_string*", f"{n}_keys"), (f"const {C_ELEM[t.value.name]}*", f"{n}_values"),
+                    ("int64_t", f"{n}_len")]
+        elif t.kind == "tensor":
+            out.append(("const opgen_tensor*", n))
+        elif t.kind == "list":
+            out += [(f"const {C_ELEM[t.elem.name]}*", n), ("int64_t", f"{n}_len")]
+        elif t.name == "str":
+            out += [("const char*", n), ("int64_t", f"{n}_len")]
+        else:
+            out.append((C_ELEM[t.name], n))
+    if returns.kind == "tensor":
+        out.append(("opgen_tensor*", "out"))
+    elif returns.kind == "list":
+        out.append(("opgen_list*", "out"))
+    elif returns.name == "str":
+        out.append(("opgen_string*", "out"))
+    else:
+        out.append((f"{C_ELEM[returns.name]}*", "out"))
+    out.append(("opgen_error*", "err"))
+    return out
+
+
+def c_declaration(function: str, params: list[tuple[str, Type]], returns: Type) -> str:
+    args = ", ".join(f"{t} {n}" for t, n in c_params(params, returns))
+    return f"int32_t {entry_symbol(function)}({args})"

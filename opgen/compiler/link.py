@@ -1,0 +1,106 @@
+"""One shared library from the emitted C++ and the registry kernels it calls, plus its manifest.
+
+Every kernel goes in with its generated shim as one sealed unit (opgen.build: partially
+linked, hidden symbols made local), so helpers two LLM-written kernels both define can
+never be merged; the emitted code declares the shims hidden, so the library exports only
+its entry point and opgen_free. The build is opgen.build's: ninja, cached by content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..build import BuildJob
+from ..registry import sha256_file
+from .emit_cpp import Kernel
+from .entry_abi import KEY_ERROR, c_declaration, entry_symbol
+from .errors import CompileError
+from . import ir
+
+RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled.hpp"
+MANIFEST_FORMAT = "opgen-compiled/1"
+ERROR_KINDS = {1: "OverflowError", 2: "ZeroDivisionError", 3: "ValueError", 4: "RuntimeError", 5: "IndexError",
+               KEY_ERROR: "KeyError"}
+
+
+def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel]) -> BuildJob:
+    sources = {"compiled.cpp": cpp, RUNTIME_HEADER.name: RUNTIME_HEADER.read_text()}
+    sealed = []
+    for k in kernels:
+        if k.entry.target != "cpu-cpp":
+            raise CompileError(f"{k.spec.op} [{k.overload.name}] is a {k.entry.target} kernel; opgen compile links "
+                               "cpu-cpp kernels only so far", hint="compile with --target cpu-cpp")
+        unit = []
+        for role in ("kernel", "shim"):
+            path = k.entry.file(role)
+            text = path.read_text()
+            if hashlib.sha256(text.encode()).hexdigest() != k.entry.data["files"][role]["sha256"]:
+                raise CompileError(f"{path} changed since it was admitted", hint=f"run `opgen verify {k.spec.op}`")
+            name = f"{k.adapter}.{role}.cpp"
+            sources[name] = text
+            unit.append(name)
+        sealed.append(tuple(unit))
+    threads = any(k.spec.threads_allowed(k.overload) for k in kernels)
+    return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed))
+
+
+def entry_hash(k: Kernel) -> str:
+    """What identifies the linked code of one kernel: its files and the spec it was verified against."""
+    e = k.entry
+    blob = json.dumps([e.op, e.overload, e.target, e.variant, e.data["files"]["kernel"]["sha256"],
+                       e.data["files"]["shim"]["sha256"], e.data["spec"]["hash"]])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def kernel_record(k: Kernel, root: Path, synthesized: bool) -> dict[str, Any]:
+    e = k.entry
+    pv = e.data.get("provenance", {})
+    return {
+        "op": e.op, "overload": e.overload, "target": e.target, "variant": e.variant,
+        "signature": e.signature["python"], "c_symbol": e.signature["c_symbol"],
+        "entry": _relative(e.path, root), "entry_hash": entry_hash(k),
+        "kernel_sha256": e.data["files"]["kernel"]["sha256"], "shim_sha256": e.data["files"]["shim"]["sha256"],
+        "spec_hash": e.data["spec"]["hash"], "admitted_at": e.data.get("admitted_at"),
+        "provenance": {"provider": pv.get("provider"), "model": pv.get("model"), "answered_by": pv.get("answered_by")},
+        "synthesized_by_this_compile": synthesized,
+    }
+
+
+def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], library: str, cpp_file: str,
+             target: str, build_record: dict[str, Any]) -> dict[str, Any]:
+    params = []
+    for p in fn.params:
+        record: dict[str, Any] = {"name": p.name, "type": str(p.type)}
+        if p.flavor:
+            record["flavor"] = p.flavor
+        if p.has_default:
+            record["default"] = p.default
+        params.append(record)
+    returns: dict[str, Any] = {"type": str(fn.returns)}
+    if fn.return_flavor:
+        returns["flavor"] = fn.return_flavor
+    return {
+        "format": MANIFEST_FORMAT,
+        "function": fn.name,
+        "symbol": entry_symbol(fn.name),
+        "c_declaration": c_declaration(fn.name, [(p.name, p.type) for p in fn.params], fn.returns),
+        "params": params,
+        "returns": returns,
+        "library": library,
+        "cpp": cpp_file,
+        "source": {"path": str(source), "line": fn.line, "sha256": sha256_file(source)},
+        "target": target,
+        "error_kinds": {str(k): v for k, v in ERROR_KINDS.items()},
+        "kernels": kernels,
+        "build": build_record,
+    }
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)

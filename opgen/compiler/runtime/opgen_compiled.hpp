@@ -1,0 +1,372 @@
+// opgen compiled-function runtime: what C++ emitted by `opgen compile` uses around the
+// registry's kernels. Hand-written, versioned with opgen; it is hashed into every build key.
+//
+// Values a compiled function holds:
+//   int, float, bool, str  -> int64_t, double, bool, std::string
+//   list[T]                -> std::vector<T> (list[bool] as std::vector<uint8_t>, contiguous for the C ABI)
+//   dict[str, T]           -> opgen::compiled::Dict<T>
+//   tensor[dtype]          -> opgen::compiled::Array (owned and reference-counted, or borrowed from the host)
+//
+// Kernels are reached through their generated C shims; the emitted adapters turn C++
+// values into shim arguments, allocate tensor outputs from the spec's shape rule (the
+// shim checks the shape) and turn a non-zero status into an opgen::Error carrying the
+// Python exception kind, which the entry point hands back to the host.
+#ifndef OPGEN_COMPILED_HPP
+#define OPGEN_COMPILED_HPP
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "opgen_kernel.hpp"
+
+// A missing dict key (Python KeyError): compiled functions only, kernels never raise it.
+#define OPGEN_KEY_ERROR 6
+
+namespace opgen::compiled {
+
+constexpr ErrorKind KeyError = static_cast<ErrorKind>(OPGEN_KEY_ERROR);
+
+[[noreturn]] inline void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
+
+// A kernel call's status: 0, or the Python error kind with the kernel's message.
+inline void check(int32_t status, const opgen_error& err) {
+  if (status != OPGEN_OK) raise(static_cast<ErrorKind>(status), err.message);
+}
+
+// ---------------------------------------------------------------- tensors
+
+inline size_t item_size(opgen_dtype dt) { return static_cast<size_t>(dt.bits) / 8; }
+
+class Array {
+ public:
+  Array() = default;
+
+  // The host's memory, as it is (strides kept); lives as long as the call.
+  static Array borrow(const opgen_tensor* t) {
+    if (t == nullptr) raise(ErrorKind::Value, "tensor argument is null");
+    if (t->ndim < 0 || t->ndim > OPGEN_MAX_DIMS) raise(ErrorKind::Value, "tensor rank out of range");
+    Array a;
+    a.data_ = static_cast<char*>(t->data) + t->byte_offset;
+    a.dtype_ = t->dtype;
+    a.shape_.assign(t->shape, t->shape + t->ndim);
+    if (t->strides != nullptr) a.strides_.assign(t->strides, t->strides + t->ndim);
+    return a;
+  }
+
+  // A fresh contiguous tensor for a kernel to write (64-byte aligned; contents undefined).
+  static Array empty(opgen_dtype dtype, std::vector<int64_t> shape) {
+    Array a;
+    a.dtype_ = dtype;
+    a.shape_ = std::move(shape);
+    size_t bytes = item_size(dtype);
+    for (int64_t s : a.shape_) bytes *= static_cast<size_t>(s);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    a.owner_ = std::make_shared<Buffer>();
+    a.owner_->p = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (a.owner_->p == nullptr) throw std::bad_alloc();
+    a.data_ = static_cast<char*>(a.owner_->p);
+    return a;
+  }
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  opgen_dtype dtype() const { return dtype_; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : shape_) n *= s;
+    return n;
+  }
+
+  // The DLTensor-layout view a shim takes; valid while this Array is alive and unchanged.
+  opgen_tensor view() const {
+    opgen_tensor t{};
+    t.data = data_;
+    t.device = opgen_device{1 /* kDLCPU */, 0};
+    t.ndim = ndim();
+    t.dtype = dtype_;
+    t.shape = const_cast<int64_t*>(shape_.data());
+    t.strides = strides_.empty() ? nullptr : const_cast<int64_t*>(strides_.data());
+    t.byte_offset = 0;
+    return t;
+  }
+
+  // Hand the result to the host: malloc'ed data and shape (freed with opgen_free), compact
+  // strides. An owned, contiguous, unshared buffer is handed over without a copy.
+  void release_into(opgen_tensor* out) {
+    auto* shape = static_cast<int64_t*>(std::malloc(sizeof(int64_t) * (shape_.empty() ? 1 : shape_.size())));
+    if (shape == nullptr) throw std::bad_alloc();
+    for (size_t d = 0; d < shape_.size(); ++d) shape[d] = shape_[d];
+    void* data;
+    if (owner_ && owner_.use_count() == 1 && strides_.empty() && data_ == owner_->p) {
+      data = owner_->p;
+      owner_->p = nullptr;
+    } else {
+      data = compact_copy();
+    }
+    out->data = data;
+    out->device = opgen_device{1, 0};
+    out->ndim = ndim();
+    out->dtype = dtype_;
+    out->shape = shape;
+    out->strides = nullptr;
+    out->byte_offset = 0;
+  }
+
+ private:
+  struct Buffer {
+    void* p = nullptr;
+    ~Buffer() { std::free(p); }
+  };
+
+  void* compact_copy() const {
+    const size_t item = item_size(dtype_);
+    const int64_t n = numel();
+    char* dst = static_cast<char*>(std::malloc(n > 0 ? static_cast<size_t>(n) * item : 1));
+    if (dst == nullptr) throw std::bad_alloc();
+    if (strides_.empty()) {
+      if (n > 0) std::memcpy(dst, data_, static_cast<size_t>(n) * item);
+      return dst;
+    }
+    std::vector<int64_t> index(shape_.size(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < shape_.size(); ++d) offset += index[d] * strides_[d];
+      std::memcpy(dst + static_cast<size_t>(i) * item, data_ + offset * static_cast<int64_t>(item), item);
+      for (size_t d = shape_.size(); d-- > 0;) {  // odometer: last dim fastest
+        if (++index[d] < shape_[d]) break;
+        index[d] = 0;
+      }
+    }
+    return dst;
+  }
+
+  std::shared_ptr<Buffer> owner_;
+  char* data_ = nullptr;
+  opgen_dtype dtype_{};
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> strides_;  // in elements; empty means compact row-major
+};
+
+// Output shapes, from the spec's shape rule (the shim checks them, so they must be exact).
+inline std::vector<int64_t> shape_same_as(const Array& a) { return a.shape(); }
+
+inline std::vector<int64_t> shape_reduce(const Array& a, int64_t axis) {
+  std::vector<int64_t> s = a.shape();
+  s.erase(s.begin() + shim::normalize_axis(axis, a.ndim()));
+  return s;
+}
+
+inline std::vector<int64_t> shape_elementwise(std::initializer_list<const Array*> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Array* a : inputs) shapes.push_back(a->shape());
+  return shim::broadcast_shapes(shapes);
+}
+
+struct Core {
+  const Array* array;
+  std::vector<const char*> dims;  // the input's core dimension names, e.g. {"m", "k"}
+};
+
+// gufunc rule, e.g. (m,k),(k,n)->(m,n): loop dims broadcast, core dims agree by name.
+inline std::vector<int64_t> shape_gufunc(std::initializer_list<Core> inputs, std::initializer_list<const char*> out_dims) {
+  std::vector<std::vector<int64_t>> loops;
+  std::vector<std::pair<std::string, int64_t>> sizes;
+  for (const Core& in : inputs) {
+    const int k = static_cast<int>(in.dims.size());
+    const auto& s = in.array->shape();
+    if (in.array->ndim() < k) raise(ErrorKind::Value, "an input has fewer dims than its core dims");
+    loops.emplace_back(s.begin(), s.end() - k);
+    for (int i = 0; i < k; ++i) {
+      int64_t size = s[s.size() - k + i];
+      bool known = false;
+      for (auto& [name, have] : sizes) {
+        if (name == in.dims[i]) {
+          known = true;
+          if (have != size) raise(ErrorKind::Value, std::string("core dimension ") + in.dims[i] + " differs between inputs");
+        }
+      }
+      if (!known) sizes.emplace_back(in.dims[i], size);
+    }
+  }
+  std::vector<int64_t> shape = shim::broadcast_shapes(loops);
+  for (const char* d : out_dims) {
+    for (auto& [name, have] : sizes) {
+      if (name == d) shape.push_back(have);
+    }
+  }
+  return shape;
+}
+
+// ---------------------------------------------------------------- strings, lists, dicts
+
+inline std::string take_string(opgen_string& s) {
+  std::string r(s.data, static_cast<size_t>(s.len));
+  opgen_free(s.data);
+  s.data = nullptr;
+  return r;
+}
+
+template <class T>
+std::vector<T> take_list(opgen_list& l) {
+  const T* items = static_cast<const T*>(l.data);
+  std::vector<T> r(items, items + l.len);
+  opgen_free(l.data);
+  l.data = nullptr;
+  return r;
+}
+
+inline std::vector<std::string> take_strings(opgen_list& l) {
+  const auto* items = static_cast<const opgen_string*>(l.data);
+  std::vector<std::string> r;
+  r.reserve(static_cast<size_t>(l.len));
+  for (int64_t i = 0; i < l.len; ++i) r.emplace_back(items[i].data, static_cast<size_t>(items[i].len));
+  opgen_free(l.data);
+  l.data = nullptr;
+  return r;
+}
+
+// Borrowed views of strings for a shim's `const opgen_string*` argument.
+inline std::vector<opgen_string> string_views(const std::vector<std::string>& xs) {
+  std::vector<opgen_string> r;
+  r.reserve(xs.size());
+  for (const auto& x : xs) r.push_back(opgen_string{const_cast<char*>(x.data()), static_cast<int64_t>(x.size())});
+  return r;
+}
+
+// len(s) of a str: code points, as Python counts them (UTF-8 continuation bytes are not counted).
+inline int64_t str_len(const std::string& s) {
+  int64_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// xs[i] with Python's negative indices and IndexError.
+template <class T>
+const T& item(const std::vector<T>& xs, int64_t i) {
+  const int64_t n = static_cast<int64_t>(xs.size());
+  if (i < -n || i >= n) raise(ErrorKind::Index, "list index out of range");
+  return xs[static_cast<size_t>(i < 0 ? i + n : i)];
+}
+
+// A str-keyed dict (module constant tables and dict parameters); insertion order kept.
+template <class T>
+class Dict {
+ public:
+  Dict() = default;
+  Dict(std::initializer_list<std::pair<std::string, T>> items) {
+    for (const auto& kv : items) put(kv.first, kv.second);
+  }
+  void put(const std::string& key, const T& value) {
+    auto found = index_.find(key);
+    if (found != index_.end()) {
+      items_[found->second].second = value;  // a repeated key keeps its place, the last value wins
+    } else {
+      index_.emplace(key, items_.size());
+      items_.emplace_back(key, value);
+    }
+  }
+  const T& at(const std::string& key) const {
+    auto found = index_.find(key);
+    if (found == index_.end()) raise(KeyError, key);  // the host raises KeyError(key)
+    return items_[found->second].second;
+  }
+  int64_t size() const { return static_cast<int64_t>(items_.size()); }
+
+ private:
+  std::vector<std::pair<std::string, T>> items_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// ---------------------------------------------------------------- the C-ABI entry point
+
+// A tensor argument from the host, its dtype checked against the annotation.
+inline Array borrow(const opgen_tensor* t, uint8_t code, uint8_t bits, const char* name) {
+  shim::check_dtype(t, code, bits, name);
+  return Array::borrow(t);
+}
+
+inline std::string string_in(const char* data, int64_t len) { return std::string(data, static_cast<size_t>(len)); }
+
+template <class T>
+std::vector<T> list_in(const T* items, int64_t len) { return std::vector<T>(items, items + len); }
+
+inline std::vector<std::string> strings_in(const opgen_string* items, int64_t len) {
+  std::vector<std::string> r;
+  r.reserve(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) r.emplace_back(items[i].data, static_cast<size_t>(items[i].len));
+  return r;
+}
+
+template <class T>
+Dict<T> dict_in(const opgen_string* keys, const T* values, int64_t len) {
+  Dict<T> d;
+  for (int64_t i = 0; i < len; ++i) d.put(std::string(keys[i].data, static_cast<size_t>(keys[i].len)), values[i]);
+  return d;
+}
+
+inline Dict<std::string> dict_in(const opgen_string* keys, const opgen_string* values, int64_t len) {
+  Dict<std::string> d;
+  for (int64_t i = 0; i < len; ++i)
+    d.put(std::string(keys[i].data, static_cast<size_t>(keys[i].len)), std::string(values[i].data, static_cast<size_t>(values[i].len)));
+  return d;
+}
+
+inline void put_string(opgen_string* out, const std::string& s) {
+  out->data = shim::copy_bytes(s);
+  out->len = static_cast<int64_t>(s.size());
+}
+
+template <class T>
+void put_list(opgen_list* out, const std::vector<T>& xs) {
+  auto* items = static_cast<T*>(std::malloc(xs.empty() ? 1 : xs.size() * sizeof(T)));
+  if (items == nullptr) throw std::bad_alloc();
+  for (size_t i = 0; i < xs.size(); ++i) items[i] = xs[i];
+  out->data = items;
+  out->len = static_cast<int64_t>(xs.size());
+}
+
+// list[str] as the kernel ABI returns it: ONE block, the opgen_string array then the bytes.
+inline void put_strings(opgen_list* out, const std::vector<std::string>& xs) {
+  size_t bytes = xs.size() * sizeof(opgen_string);
+  for (const auto& x : xs) bytes += x.size();
+  char* block = static_cast<char*>(std::malloc(bytes ? bytes : 1));
+  if (block == nullptr) throw std::bad_alloc();
+  auto* items = reinterpret_cast<opgen_string*>(block);
+  char* cursor = block + xs.size() * sizeof(opgen_string);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::memcpy(cursor, xs[i].data(), xs[i].size());
+    items[i] = opgen_string{cursor, static_cast<int64_t>(xs[i].size())};
+    cursor += xs[i].size();
+  }
+  out->data = block;
+  out->len = static_cast<int64_t>(xs.size());
+}
+
+// Runs the function body; any error becomes (status, err) as a shim reports it.
+template <class Body>
+int32_t guard(opgen_error* err, Body&& body) {
+  try {
+    body();
+    return OPGEN_OK;
+  } catch (const Error& e) {
+    return shim::fail(err, static_cast<int32_t>(e.kind), e.what());
+  } catch (const std::bad_alloc&) {
+    return shim::fail(err, OPGEN_INTERNAL_ERROR, "out of memory");
+  } catch (const std::exception& e) {
+    return shim::fail(err, OPGEN_INTERNAL_ERROR, e.what());
+  } catch (...) {
+    return shim::fail(err, OPGEN_INTERNAL_ERROR, "a non-standard exception");
+  }
+}
+
+}  // namespace opgen::compiled
+
+#endif

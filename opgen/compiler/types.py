@@ -1,0 +1,79 @@
+"""The compiler's value types: the registry's native types plus str-keyed dicts.
+
+A compiled function's values have exactly the types kernels take (opgen.nativetypes:
+int, float, bool, str, list[scalar], tensor[dtype]), so type propagation can ask the
+registry about them directly. Dicts exist only for tables: module constants and
+parameters that are looked up by key, never passed to a kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..nativetypes import NativeType, parse_type
+
+
+@dataclass(frozen=True)
+class DictType:
+    value: NativeType  # a scalar; keys are always str
+
+    kind = "dict"
+
+    def __str__(self) -> str:
+        return f"dict[str, {self.value}]"
+
+
+Type = NativeType | DictType
+
+INT, FLOAT, BOOL, STR = (NativeType("scalar", n) for n in ("int", "float", "bool", "str"))
+
+
+def list_of(elem: NativeType) -> NativeType:
+    return parse_type(f"list[{elem}]")
+
+
+def tensor_of(dtype_name: str) -> NativeType:
+    return parse_type(f"tensor[{dtype_name}]")
+
+
+def parse(text: str) -> Type:
+    """Inverse of str() for every compiler type (manifests store types as text)."""
+    text = text.strip()
+    if text.startswith("dict[str,") and text.endswith("]"):
+        return DictType(parse_type(text[len("dict[str,"):-1]))
+    return parse_type(text)
+
+
+# Python's implicit numeric widening: bool -> int -> float. Used where Python would mix
+# them (1 + 2.5, True + 1); the compiler inserts the conversion and looks up the wider op.
+_WIDER = {("bool", "int"), ("bool", "float"), ("int", "float")}
+
+
+def widens_to(src: Type, dst: Type) -> bool:
+    return src.kind == "scalar" and dst.kind == "scalar" and (src.name, dst.name) in _WIDER
+
+
+def common_numeric(a: Type, b: Type) -> Type | None:
+    """The type both of two branch or list-element types widen to, if any."""
+    if a == b:
+        return a
+    if widens_to(a, b):
+        return b
+    if widens_to(b, a):
+        return a
+    return None
+
+
+_CPP_SCALAR = {"int": "int64_t", "float": "double", "bool": "bool", "str": "std::string"}
+_CPP_ELEM = {"int": "int64_t", "float": "double", "bool": "uint8_t", "str": "std::string"}
+
+
+def cpp_type(t: Type) -> str:
+    """How emitted C++ holds a value of this type (see runtime/opgen_compiled.hpp)."""
+    if isinstance(t, DictType):
+        return f"opgen::compiled::Dict<{_CPP_ELEM[t.value.name]}>"
+    if t.kind == "tensor":
+        return "opgen::compiled::Array"
+    if t.kind == "list":
+        return f"std::vector<{_CPP_ELEM[t.elem.name]}>"
+    return _CPP_SCALAR[t.name]

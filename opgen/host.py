@@ -1,0 +1,225 @@
+"""The Python host: load a library built by ``opgen compile`` in-process and call it with
+ordinary Python values.
+
+    from opgen.host import load_compiled
+    prefix_queries = load_compiled("out/")          # the directory, the manifest or the .so
+    prefix_queries(["capital of France?"], task="query")
+
+The callable has the Python function's signature (names, defaults). Arguments are
+converted as the manifest's types say: int, float, bool, str, lists of those, dicts
+with str keys, and NumPy arrays (or torch tensors where the annotation said
+torch.Tensor) of the declared dtype. Results come back as the same kinds of values; a
+tensor result is a NumPy array (torch tensor) that owns the library's buffer, no copy.
+Errors are raised as the Python exception the kernel reported (ValueError,
+OverflowError, ZeroDivisionError, IndexError, KeyError).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import json
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .compiler import types as ctypes_model
+from .compiler.types import DictType, Type
+from .dtypes import dtype_of_code
+from .errors import OpgenError
+from .ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
+
+PY_ERRORS = {**ERROR_KINDS, 6: KeyError}
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def load_compiled(path: str | Path) -> "CompiledFunction":
+    return CompiledFunction(_manifest_path(Path(path)))
+
+
+def _manifest_path(path: Path) -> Path:
+    if path.is_dir():
+        found = sorted(path.glob("*.manifest.json"))
+        if len(found) != 1:
+            raise OpgenError(f"{path} holds {len(found)} compiled manifests", hint="name the manifest file itself")
+        return found[0]
+    if path.suffix == ".so":
+        path = path.with_name(path.name.removeprefix("lib").removesuffix(".so") + ".manifest.json")
+    if not path.exists():
+        raise OpgenError(f"{path} does not exist", hint="run `opgen compile FILE.py:FUNCTION -o OUT` first")
+    return path
+
+
+class CompiledFunction:
+    def __init__(self, manifest_path: Path):
+        self.manifest_path = manifest_path
+        self.manifest = json.loads(manifest_path.read_text())
+        m = self.manifest
+        self.__name__ = m["function"]
+        self.library_path = manifest_path.parent / m["library"]
+        self.lib = ctypes.CDLL(str(self.library_path))
+        self.params = [(p["name"], ctypes_model.parse(p["type"]), p.get("flavor")) for p in m["params"]]
+        self.returns = ctypes_model.parse(m["returns"]["type"])
+        self.return_flavor = m["returns"].get("flavor")
+        self.fn = getattr(self.lib, m["symbol"])
+        self.fn.restype = ctypes.c_int32
+        self.fn.argtypes = [a for _, t, _ in self.params for a in _argtypes(t)] + [_out_type(self.returns),
+                                                                                  ctypes.POINTER(ErrorInfo)]
+        self._free = self.lib.opgen_free
+        self._free.argtypes = [ctypes.c_void_p]
+        self._free.restype = None
+        self.__signature__ = inspect.Signature([
+            inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              default=p["default"] if "default" in p else inspect.Parameter.empty)
+            for p in m["params"]])
+
+    def __repr__(self) -> str:
+        return f"<compiled {self.__name__}{self.__signature__} from {self.library_path}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bound = self.__signature__.bind(*args, **kwargs)
+        bound.apply_defaults()
+        keep: list = []
+        cargs: list = []
+        for (name, t, flavor), value in zip(self.params, bound.arguments.values()):
+            cargs += _marshal(name, t, flavor, value, keep)
+        holder = _holder(self.returns)
+        err = ErrorInfo()
+        status = self.fn(*cargs, ctypes.byref(holder), ctypes.byref(err))
+        if status != 0:
+            message = err.message.decode("utf-8", "replace")
+            raise PY_ERRORS.get(status, KernelError)(message or f"{self.__name__} failed with status {status}")
+        return self._result(holder)
+
+    def _result(self, holder: Any) -> Any:
+        r = self.returns
+        if r.kind == "tensor":
+            return self._tensor(holder)
+        return read_result(r, holder, self._free)
+
+    def _tensor(self, t: TensorView) -> Any:
+        shape = tuple(t.shape[d] for d in range(t.ndim))
+        self._free(ctypes.cast(t.shape, ctypes.c_void_p))
+        dt = dtype_of_code(t.dtype.code, t.dtype.bits).np
+        count = int(np.prod(shape, dtype=np.int64))
+        if count == 0:
+            self._free(t.data)
+            arr = np.empty(shape, dtype=dt)
+        else:
+            # The array owns the library's buffer: released with opgen_free when the last view goes.
+            buffer = (ctypes.c_char * (count * dt.itemsize)).from_address(t.data)
+            weakref.finalize(buffer, self._free, t.data)
+            arr = np.frombuffer(buffer, dtype=dt).reshape(shape)
+        if self.return_flavor == "torch":
+            import torch
+
+            return torch.from_numpy(arr)
+        return arr
+
+
+def _argtypes(t: Type) -> list:
+    if isinstance(t, DictType):
+        return [ctypes.POINTER(String), ctypes.POINTER(_elem(t.value)), ctypes.c_int64]
+    if t.kind == "tensor":
+        return [ctypes.POINTER(TensorView)]
+    if t.kind == "list":
+        return [ctypes.POINTER(_elem(t.elem)), ctypes.c_int64]
+    if t.name == "str":
+        return [ctypes.c_char_p, ctypes.c_int64]
+    return [C_SCALAR[t.name]]
+
+
+def _elem(t: Type) -> Any:
+    return String if t.name == "str" else C_SCALAR[t.name]
+
+
+def _out_type(t: Type) -> Any:
+    return ctypes.POINTER(type(_holder(t)))
+
+
+def _holder(t: Type) -> Any:
+    if t.kind == "tensor":
+        return TensorView()
+    if t.kind == "list":
+        return List()
+    if t.name == "str":
+        return String()
+    return C_SCALAR[t.name]()
+
+
+def _marshal(name: str, t: Type, flavor: str | None, value: Any, keep: list) -> list:
+    if isinstance(t, DictType):
+        if not isinstance(value, dict):
+            raise TypeError(f"{name} must be a dict[str, {t.value}], got {type(value).__name__}")
+        keys = _items(f"{name} keys", ctypes_model.STR, list(value.keys()), keep)
+        values = _items(f"{name} values", t.value, list(value.values()), keep)
+        return [keys, values, len(value)]
+    if t.kind == "tensor":
+        arr = _array(name, value, flavor, t)
+        return [ctypes.byref(tensor_view(arr, t.dtype, keep))]
+    if t.kind == "list":
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be a list of {t.elem}, got {type(value).__name__}")
+        return [_items(name, t.elem, list(value), keep), len(value)]
+    return _scalar(name, t, value, keep)
+
+
+def _scalar(name: str, t: Type, value: Any, keep: list) -> list:
+    if t.name == "str":
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        b = value.encode("utf-8")
+        keep.append(b)
+        return [b, len(b)]
+    return [_number(name, t, value)]
+
+
+def _number(name: str, t: Type, value: Any) -> Any:
+    if t.name == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        return int(bool(value))
+    if t.name == "int":
+        if not isinstance(value, (int, np.integer)):  # True is an int in Python, too
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        value = int(value)
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise OverflowError(f"{name}={value} does not fit in int64")
+        return value
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
+    return float(value)
+
+
+def _items(name: str, elem: Type, values: list, keep: list) -> Any:
+    n = max(len(values), 1)
+    if elem.name == "str":
+        encoded = []
+        for v in values:
+            if not isinstance(v, str):
+                raise TypeError(f"{name} must hold str, got {type(v).__name__}")
+            encoded.append(v.encode("utf-8"))
+        keep.append(encoded)
+        items = (String * n)(*(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+    else:
+        items = (C_SCALAR[elem.name] * n)(*(_number(name, elem, v) for v in values))
+    keep.append(items)
+    return items
+
+
+def _array(name: str, value: Any, flavor: str | None, t: Type) -> np.ndarray:
+    if flavor == "torch" and not isinstance(value, np.ndarray):
+        import torch
+
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor of {t.dtype.name}, got {type(value).__name__}")
+        if value.device.type != "cpu":
+            raise ValueError(f"{name} must be in CPU memory")
+        value = value.detach().numpy()  # shares the memory
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array of {t.dtype.name}, got {type(value).__name__}")
+    if value.dtype != t.dtype.np:
+        raise TypeError(f"{name} must have dtype {t.dtype.name}, got {value.dtype}")
+    return value
