@@ -1,0 +1,210 @@
+"""``Client().embeddings.create(...)``: OpenAI's embeddings call, answered in-process by a
+native pipeline built only from verified registry kernels.
+
+The responses are the ``openai`` package's own types (CreateEmbeddingResponse, Embedding,
+Usage) and failures are its own exceptions (NotFoundError for an unknown model,
+BadRequestError for bad input), so code written against the OpenAI client works as is.
+The first call for a model links its pipeline library (cached by content, like every
+opgen build) and loads it; later calls reuse it.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+import numpy as np
+import openai
+from openai.types import CreateEmbeddingResponse, Embedding
+from openai.types.create_embedding_response import Usage
+
+from ..errors import OpgenError
+from ..ffi import ErrorInfo, String
+from ..project import Project
+from .library import build_pipeline
+from .models import ModelInfo, ModelNotFound, model_dir_override, resolve
+
+try:  # the HTTP library the installed openai package builds its errors around
+    import httpx2 as _http
+except ImportError:  # pragma: no cover - older openai releases use httpx
+    import httpx as _http
+
+
+def _api_error(cls: type[openai.APIStatusError], status: int, message: str, param: str | None,
+               code: str | None) -> openai.APIStatusError:
+    body = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    response = _http.Response(status, request=_http.Request("POST", "opgen://local/v1/embeddings"),
+                              json={"error": body})
+    return cls(f"Error code: {status} - {message}", response=response, body=body)
+
+
+def bad_request(message: str, param: str, code: str | None = None) -> openai.BadRequestError:
+    return _api_error(openai.BadRequestError, 400, message, param, code)
+
+
+class NativePipeline:
+    """One loaded pipeline library with its model open; calls are serialised (the glue
+    reuses its activation buffers from call to call)."""
+
+    def __init__(self, library: Path, model_dir: Path, config: list[float]):
+        self.lib = ctypes.CDLL(str(library))
+        self.lib.opgen_pipeline_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_double), ctypes.c_int64,
+                                                 ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ErrorInfo)]
+        self.lib.opgen_pipeline_open.restype = ctypes.c_int32
+        self.lib.opgen_pipeline_dim.argtypes = [ctypes.c_void_p]
+        self.lib.opgen_pipeline_dim.restype = ctypes.c_int64
+        self.lib.opgen_pipeline_embed.argtypes = [ctypes.c_void_p, ctypes.POINTER(String), ctypes.c_int64,
+                                                  ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                                  ctypes.POINTER(ErrorInfo)]
+        self.lib.opgen_pipeline_embed.restype = ctypes.c_int32
+        self.lib.opgen_pipeline_close.argtypes = [ctypes.c_void_p]
+        self.lib.opgen_pipeline_close.restype = None
+        values = (ctypes.c_double * len(config))(*config)
+        handle, err = ctypes.c_void_p(), ErrorInfo()
+        if self.lib.opgen_pipeline_open(str(model_dir).encode(), values, len(config), ctypes.byref(handle),
+                                        ctypes.byref(err)) != 0:
+            raise OpgenError(f"cannot open the model in {model_dir}: {err.message.decode(errors='replace')}")
+        self.handle = handle
+        self.dim = int(self.lib.opgen_pipeline_dim(handle))
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], dims: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(n x dims float32 embeddings, L2-normalised; token count per text)."""
+        dims = self.dim if dims is None else dims
+        encoded = [t.encode("utf-8") for t in texts]
+        items = (String * max(len(encoded), 1))(
+            *(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+        out = np.empty((len(texts), dims), dtype=np.float32)
+        tokens = np.zeros(len(texts), dtype=np.int64)
+        err = ErrorInfo()
+        with self._lock:
+            status = self.lib.opgen_pipeline_embed(self.handle, items, len(texts), dims, out.ctypes.data,
+                                                   tokens.ctypes.data, ctypes.byref(err))
+        if status != 0:
+            raise OpgenError(f"the native pipeline failed: {err.message.decode(errors='replace')}")
+        return out, tokens
+
+    def close(self) -> None:
+        if self.handle:
+            self.lib.opgen_pipeline_close(self.handle)
+            self.handle = None
+
+    def __del__(self) -> None:  # noqa: D105
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 (interpreter shutdown: the library may be gone)
+            pass
+
+
+class Embeddings:
+    def __init__(self, client: "Client"):
+        self._client = client
+
+    def create(self, *, model: str, input: str | list[str], dimensions: int | None = None,
+               encoding_format: Literal["float", "base64"] = "float", user: str | None = None,
+               **unsupported: Any) -> CreateEmbeddingResponse:
+        """OpenAI's ``embeddings.create``: one embedding per input string, in order."""
+        if unsupported:
+            name = sorted(unsupported)[0]
+            raise bad_request(f"Unrecognized request argument supplied: {name}", name)
+        texts = _texts(input)
+        if encoding_format not in ("float", "base64"):
+            raise bad_request(f"'{encoding_format}' is not one of ['float', 'base64'] - 'encoding_format'",
+                              "encoding_format")
+        info = self._client._model(model)
+        pipeline = self._client._pipeline(info)
+        vectors, tokens = pipeline.embed(texts, _dimensions(info, pipeline.dim, dimensions))
+        data = [Embedding.model_construct(index=i, object="embedding", embedding=_encode(v, encoding_format))
+                for i, v in enumerate(vectors)]
+        total = int(tokens.sum())
+        return CreateEmbeddingResponse(data=data, model=info.name, object="list",
+                                       usage=Usage(prompt_tokens=total, total_tokens=total))
+
+
+class Client:
+    """An OpenAI-style client whose embeddings come from opgen's native pipelines.
+
+    ``model_dirs`` maps a model name to a local copy of its files (needed for models whose
+    weights opgen cannot install, such as EmbeddingGemma; $OPGEN_MODEL_DIR_<NAME> works too).
+    """
+
+    def __init__(self, *, root: Path | str | None = None, target: str = "cpu-cpp",
+                 model_dirs: dict[str, Path | str] | None = None, max_batch: int = 32):
+        self.project = Project.locate(Path(root) if root else None)
+        self.target = target
+        self.model_dirs = {k.lower(): Path(v) for k, v in (model_dirs or {}).items()}
+        self.max_batch = max_batch
+        self.embeddings = Embeddings(self)
+        self._pipelines: dict[str, NativePipeline] = {}
+        self._lock = threading.Lock()
+
+    def _model(self, name: str) -> ModelInfo:
+        if not isinstance(name, str) or not name:
+            raise bad_request("you must provide a model parameter", "model")
+        try:
+            return resolve(name)
+        except OpgenError:
+            raise _api_error(openai.NotFoundError, 404, f"The model `{name}` does not exist or you do not have "
+                             "access to it.", "model", "model_not_found") from None
+
+    def _pipeline(self, info: ModelInfo) -> NativePipeline:
+        with self._lock:
+            if info.name not in self._pipelines:
+                model_dir = self._model_dir(info)
+                library = build_pipeline(self.project, info, self.target)
+                self._pipelines[info.name] = NativePipeline(library.path, model_dir,
+                                                            info.config(model_dir, self.max_batch))
+            return self._pipelines[info.name]
+
+    def _model_dir(self, info: ModelInfo) -> Path:
+        for name in (info.name, *info.aliases):
+            if name.lower() in self.model_dirs:
+                return self.model_dirs[name.lower()]
+        override = model_dir_override(info.name)
+        if override is not None:
+            return override
+        try:
+            return info.locate()
+        except ModelNotFound as exc:
+            raise _api_error(openai.NotFoundError, 404, f"The model `{info.name}` is not available here: {exc.render()}",
+                             "model", "model_not_found") from None
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise bad_request("'input' must be a non-empty string or a non-empty list of strings", "input")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise bad_request(f"'input[{i}]' must be a string (token arrays are not supported by local models), "
+                              f"got {type(item).__name__}", "input")
+        if not item:
+            raise bad_request(f"'input[{i}]' is empty; every input must be a non-empty string", "input")
+    return list(value)
+
+
+def _dimensions(info: ModelInfo, full: int, dimensions: Any) -> int:
+    """The output size: the model's own, or a Matryoshka size it was trained for."""
+    if dimensions is None:
+        return full
+    allowed = sorted({*info.dimensions, full})
+    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions not in allowed:
+        raise bad_request(f"{info.name} supports dimensions {', '.join(map(str, allowed))}; got {dimensions!r}",
+                          "dimensions")
+    return dimensions
+
+
+def _encode(vector: np.ndarray, encoding_format: str) -> list[float] | str:
+    if encoding_format == "base64":  # little-endian float32 bytes, as the OpenAI API sends them
+        return base64.b64encode(np.ascontiguousarray(vector, dtype="<f4").tobytes()).decode("ascii")
+    return vector.astype(np.float64).tolist()
+
+
+def iter_models() -> Iterable[str]:
+    from .models import MODELS
+
+    return sorted({m.name for m in MODELS.values()})

@@ -1,0 +1,256 @@
+// all-MiniLM-L6-v2 (and BERT encoders like it) as a native embedding pipeline:
+// WordPiece tokenization, the BERT encoder, mean pooling under the attention mask and
+// L2 normalisation, every step a verified registry kernel (opgen_pipeline_kernels.h).
+// This file only moves data: it lays out strided views, owns the activations and
+// reorders attention heads. Weights come from the model's safetensors file.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "opgen_pipeline_kernels.h"
+#include "pipeline.hpp"
+#include "safetensors.hpp"
+
+namespace opgen::pipeline {
+
+namespace {
+
+// Config values, in the order the host passes them (see opgen/pipelines/models.py).
+struct BertConfig {
+  int64_t layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch;
+  double eps;
+};
+
+struct Layer {
+  const float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *ln1w, *ln1b, *wi, *bi, *wd, *bd, *ln2w, *ln2b;
+};
+
+struct Bert {
+  BertConfig c;
+  std::unique_ptr<SafetensorsFile> st;
+  std::vector<std::string> vocab;
+  std::vector<opgen_string> vocab_c;
+  const float *word, *pos, *type, *ln_w, *ln_b;
+  std::vector<Layer> layers;
+  std::vector<int64_t> positions;  // 0 .. max_length-1
+  // Activations, reused from batch to batch.
+  std::vector<float> h, t, q, k, v, ctx, merged, inter, act, pooled;
+};
+
+std::string prefix_of(const SafetensorsFile& st) {
+  // sentence-transformers checkpoints name tensors "embeddings....", HF BertModel ones may
+  // carry a "bert." prefix.
+  return st.has("embeddings.word_embeddings.weight") ? "" : "bert.";
+}
+
+void load(Bert& m, const std::string& dir) {
+  m.st = std::make_unique<SafetensorsFile>(dir + "/model.safetensors");
+  SafetensorsFile& st = *m.st;
+  const auto& c = m.c;
+  const std::string p = prefix_of(st);
+  const int64_t H = c.hidden, I = c.intermediate;
+  m.word = st.f32(p + "embeddings.word_embeddings.weight", {c.vocab, H});
+  m.pos = st.f32(p + "embeddings.position_embeddings.weight", {c.positions, H});
+  m.type = st.f32(p + "embeddings.token_type_embeddings.weight", {st.info(p + "embeddings.token_type_embeddings.weight").shape.at(0), H});
+  m.ln_w = st.f32(p + "embeddings.LayerNorm.weight", {H});
+  m.ln_b = st.f32(p + "embeddings.LayerNorm.bias", {H});
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = p + "encoder.layer." + std::to_string(l) + ".";
+    Layer L;
+    L.wq = st.f32(b + "attention.self.query.weight", {H, H});
+    L.bq = st.f32(b + "attention.self.query.bias", {H});
+    L.wk = st.f32(b + "attention.self.key.weight", {H, H});
+    L.bk = st.f32(b + "attention.self.key.bias", {H});
+    L.wv = st.f32(b + "attention.self.value.weight", {H, H});
+    L.bv = st.f32(b + "attention.self.value.bias", {H});
+    L.wo = st.f32(b + "attention.output.dense.weight", {H, H});
+    L.bo = st.f32(b + "attention.output.dense.bias", {H});
+    L.ln1w = st.f32(b + "attention.output.LayerNorm.weight", {H});
+    L.ln1b = st.f32(b + "attention.output.LayerNorm.bias", {H});
+    L.wi = st.f32(b + "intermediate.dense.weight", {I, H});
+    L.bi = st.f32(b + "intermediate.dense.bias", {I});
+    L.wd = st.f32(b + "output.dense.weight", {H, I});
+    L.bd = st.f32(b + "output.dense.bias", {H});
+    L.ln2w = st.f32(b + "output.LayerNorm.weight", {H});
+    L.ln2b = st.f32(b + "output.LayerNorm.bias", {H});
+    m.layers.push_back(L);
+  }
+  m.vocab = read_lines(dir + "/vocab.txt");
+  if (static_cast<int64_t>(m.vocab.size()) != c.vocab)
+    throw std::runtime_error(dir + "/vocab.txt has " + std::to_string(m.vocab.size()) + " pieces; the config says " +
+                             std::to_string(c.vocab));
+  for (auto& s : m.vocab) m.vocab_c.push_back(opgen_string{const_cast<char*>(s.data()), static_cast<int64_t>(s.size())});
+  m.positions.resize(static_cast<size_t>(c.max_length));
+  std::iota(m.positions.begin(), m.positions.end(), int64_t{0});
+}
+
+// h <- LayerNorm(x + y) over the last dim, for n rows of H.
+void add_norm(Bert& m, float* x, const float* y, const float* w, const float* b, int64_t n) {
+  const int64_t H = m.c.hidden;
+  m.t.resize(static_cast<size_t>(n * H));
+  View xv = f32(x, {n, H}), yv = f32(y, {n, H}), tv = f32(m.t.data(), {n, H});
+  OPGEN_CALL(K_ADD, xv.in(), yv.in(), tv.out());
+  View tin = f32(m.t.data(), {n, H}), wv = f32(w, {H}), bv = f32(b, {H}), hv = f32(x, {n, H});
+  OPGEN_CALL(K_LAYER_NORM, tin.in(), wv.in(), bv.in(), m.c.eps, hv.out());
+}
+
+void linear(const float* x, int64_t n, int64_t in, const float* w, const float* b, int64_t outd, float* y) {
+  View xv = f32(x, {n, in}), wv = f32(w, {outd, in}), bv = f32(b, {outd}), yv = f32(y, {n, outd});
+  OPGEN_CALL(K_LINEAR_BIAS, xv.in(), wv.in(), bv.in(), yv.out());
+}
+
+// Embeddings of B sequences of S tokens (ids, mask: B x S) into out (B x H), normalised.
+void forward(Bert& m, const int64_t* ids, const int64_t* mask, int64_t B, int64_t S, float* out) {
+  const auto& c = m.c;
+  const int64_t H = c.hidden, NH = c.heads, HD = H / NH, I = c.intermediate, N = B * S;
+  m.h.resize(N * H);
+  m.q.resize(N * H);
+  m.k.resize(N * H);
+  m.v.resize(N * H);
+  m.ctx.resize(N * H);
+  m.merged.resize(N * H);
+  m.inter.resize(N * I);
+  m.act.resize(N * I);
+  // Embeddings: word + position + token type 0, then LayerNorm.
+  {
+    View iv = i64(ids, {B, S}), wv = f32(m.word, {c.vocab, H}), hv = f32(m.h.data(), {B, S, H});
+    OPGEN_CALL(K_EMBEDDING, iv.in(), wv.in(), hv.out());
+    View pv = i64(m.positions.data(), {S}), pw = f32(m.pos, {c.positions, H}), qv = f32(m.q.data(), {S, H});
+    OPGEN_CALL(K_EMBEDDING, pv.in(), pw.in(), qv.out());
+    View hin = f32(m.h.data(), {B, S, H}), pin = f32(m.q.data(), {S, H}), kv = f32(m.k.data(), {B, S, H});
+    OPGEN_CALL(K_ADD, hin.in(), pin.in(), kv.out());  // positions broadcast over the batch
+    View kin = f32(m.k.data(), {B, S, H}), tv = f32(m.type, {H}), hout = f32(m.h.data(), {B, S, H});
+    OPGEN_CALL(K_ADD, kin.in(), tv.in(), hout.out());  // token type 0 broadcast everywhere
+    m.t.resize(N * H);
+    View hn = f32(m.h.data(), {N, H}), lw = f32(m.ln_w, {H}), lb = f32(m.ln_b, {H}), tn = f32(m.t.data(), {N, H});
+    OPGEN_CALL(K_LAYER_NORM, hn.in(), lw.in(), lb.in(), c.eps, tn.out());
+    std::copy(m.t.begin(), m.t.begin() + N * H, m.h.begin());
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
+  for (const Layer& L : m.layers) {
+    linear(m.h.data(), N, H, L.wq, L.bq, H, m.q.data());
+    linear(m.h.data(), N, H, L.wk, L.bk, H, m.k.data());
+    linear(m.h.data(), N, H, L.wv, L.bv, H, m.v.data());
+    // (B, S, NH, HD) seen as (B, NH, S, HD): a strided view, no copy.
+    const int64_t st = S * H;
+    View qv = f32(m.q.data(), {B, NH, S, HD}, {st, HD, H, 1});
+    View kv = f32(m.k.data(), {B, NH, S, HD}, {st, HD, H, 1});
+    View vv = f32(m.v.data(), {B, NH, S, HD}, {st, HD, H, 1});
+    View mv = i64(mask, {B, S});
+    View cv = f32(m.ctx.data(), {B, NH, S, HD});
+    OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());
+    // Heads back side by side: (B, NH, S, HD) -> (B, S, NH*HD).
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t hh = 0; hh < NH; ++hh)
+        for (int64_t s = 0; s < S; ++s)
+          std::memcpy(&m.merged[(b * S + s) * H + hh * HD], &m.ctx[((b * NH + hh) * S + s) * HD], HD * sizeof(float));
+    linear(m.merged.data(), N, H, L.wo, L.bo, H, m.q.data());
+    add_norm(m, m.h.data(), m.q.data(), L.ln1w, L.ln1b, N);
+    linear(m.h.data(), N, H, L.wi, L.bi, I, m.inter.data());
+    {
+      View iv = f32(m.inter.data(), {N, I}), av = f32(m.act.data(), {N, I});
+      OPGEN_CALL(K_GELU, iv.in(), "none", int64_t{4}, av.out());
+    }
+    linear(m.act.data(), N, I, L.wd, L.bd, H, m.q.data());
+    add_norm(m, m.h.data(), m.q.data(), L.ln2w, L.ln2b, N);
+  }
+  m.pooled.resize(B * H);
+  View hv = f32(m.h.data(), {B, S, H}), mv = i64(mask, {B, S}), pv = f32(m.pooled.data(), {B, H});
+  OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  View pin = f32(m.pooled.data(), {B, H}), ov = f32(out, {B, H});
+  OPGEN_CALL(K_NORMALIZE, pin.in(), 2.0, int64_t{1}, 1e-12, ov.out());
+}
+
+}  // namespace
+
+void truncate(const float* x, int64_t B, int64_t dim, int64_t dims, float* out) {
+  truncate_with(K_NORMALIZE, x, B, dim, dims, out);
+}
+
+}  // namespace opgen::pipeline
+
+using opgen::pipeline::Bert;
+
+extern "C" {
+
+// config: layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch, eps.
+__attribute__((visibility("default"))) int32_t opgen_pipeline_open(const char* model_dir, const double* config,
+                                                                   int64_t n_config, void** handle, opgen_error* err) {
+  try {
+    if (n_config != 9) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "a BERT pipeline takes 9 config values");
+    auto m = std::make_unique<Bert>();
+    const double* c = config;
+    m->c = {static_cast<int64_t>(c[0]), static_cast<int64_t>(c[1]), static_cast<int64_t>(c[2]),
+            static_cast<int64_t>(c[3]), static_cast<int64_t>(c[4]), static_cast<int64_t>(c[5]),
+            static_cast<int64_t>(c[6]), static_cast<int64_t>(c[7]), c[8]};
+    if (m->c.hidden % m->c.heads != 0)
+      return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "hidden size is not a multiple of the head count");
+    load(*m, model_dir);
+    *handle = m.release();
+    return 0;
+  } catch (const std::exception& e) {
+    return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, e.what());
+  }
+}
+
+__attribute__((visibility("default"))) int64_t opgen_pipeline_dim(void* handle) {
+  return static_cast<Bert*>(handle)->c.hidden;
+}
+
+// Embeds n texts into out (n x dims, row-major, L2-normalised): the first `dims` of the
+// dim components, re-normalised when dims < dim (Matryoshka truncation). tokens[i] gets
+// text i's token count ([CLS] and [SEP] included). Texts are tokenized together, then run
+// in batches of similar length (sorted by length, at most max_batch each) so that short
+// texts do not pay for the padding of long ones.
+__attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle, const opgen_string* texts, int64_t n,
+                                                                    int64_t dims, float* out, int64_t* tokens,
+                                                                    opgen_error* err) {
+  try {
+    Bert& m = *static_cast<Bert*>(handle);
+    if (dims < 1 || dims > m.c.hidden) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "dims out of range");
+    if (n == 0) return 0;
+    opgen_list enc{};
+    OPGEN_CALL(K_WORDPIECE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), texts, n, m.c.max_length, &enc);
+    std::unique_ptr<void, void (*)(void*)> owned(enc.data, opgen_free);
+    const int64_t total = enc.len, L = total / (2 * n);
+    const int64_t* ids = static_cast<const int64_t*>(enc.data);
+    const int64_t* mask = ids + n * L;
+    std::vector<int64_t> len(n), order(n);
+    for (int64_t i = 0; i < n; ++i) {
+      len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
+      tokens[i] = len[i];
+    }
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return len[a] < len[b]; });
+    const int64_t H = m.c.hidden, maxb = std::max<int64_t>(1, m.c.max_batch);
+    std::vector<int64_t> bids, bmask;
+    std::vector<float> bout, bcut;
+    for (int64_t s0 = 0; s0 < n; s0 += maxb) {
+      const int64_t B = std::min(maxb, n - s0);
+      const int64_t S = len[order[s0 + B - 1]];
+      bids.assign(B * S, 0);
+      bmask.assign(B * S, 0);
+      for (int64_t j = 0; j < B; ++j) {
+        const int64_t i = order[s0 + j];
+        std::copy(ids + i * L, ids + i * L + S, bids.begin() + j * S);
+        std::copy(mask + i * L, mask + i * L + S, bmask.begin() + j * S);
+      }
+      bout.resize(B * H);
+      opgen::pipeline::forward(m, bids.data(), bmask.data(), B, S, bout.data());
+      const float* rows = bout.data();
+      if (dims < H) {
+        bcut.resize(B * dims);
+        opgen::pipeline::truncate(bout.data(), B, H, dims, bcut.data());
+        rows = bcut.data();
+      }
+      for (int64_t j = 0; j < B; ++j) std::copy(rows + j * dims, rows + (j + 1) * dims, out + order[s0 + j] * dims);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());
+  }
+}
+
+__attribute__((visibility("default"))) void opgen_pipeline_close(void* handle) { delete static_cast<Bert*>(handle); }
+}

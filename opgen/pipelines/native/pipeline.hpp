@@ -1,0 +1,119 @@
+// Shared pieces of the native embedding pipelines: strided views handed to registry
+// kernels through their C ABI, error checking, and the C entry points every pipeline
+// library exports. Hand-written pipeline runtime; the arithmetic is all in the
+// registry kernels (declared in the generated opgen_pipeline_kernels.h).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "opgen_abi.h"
+
+// Releases what a kernel returned (string and list results): the one definition the
+// library's kernels share (opgen_kernel.hpp defines it weak in each of them).
+extern "C" void opgen_free(void* p);
+
+namespace opgen::pipeline {
+
+// A view of caller-owned memory as an opgen_tensor (shape and strides in elements).
+// The opgen_tensor it hands out points into this object, so keep the View alive for the call.
+class View {
+ public:
+  View(const void* data, uint8_t code, uint8_t bits, std::initializer_list<int64_t> shape,
+       std::initializer_list<int64_t> strides = {})
+      : ndim_(static_cast<int32_t>(shape.size())) {
+    if (shape.size() > OPGEN_MAX_DIMS || (strides.size() && strides.size() != shape.size()))
+      throw std::logic_error("bad view rank");
+    int i = 0;
+    for (auto s : shape) shape_[i++] = s;
+    if (strides.size()) {
+      i = 0;
+      for (auto s : strides) strides_[i++] = s;
+    } else {  // row-major
+      int64_t s = 1;
+      for (int d = ndim_ - 1; d >= 0; --d) {
+        strides_[d] = s;
+        s *= shape_[d];
+      }
+    }
+    t_.data = const_cast<void*>(data);
+    t_.device = {1, 0};  // kDLCPU
+    t_.ndim = ndim_;
+    t_.dtype = {code, bits, 1};
+    t_.byte_offset = 0;
+  }
+  const opgen_tensor* in() { return fix(); }
+  opgen_tensor* out() { return fix(); }
+
+ private:
+  opgen_tensor* fix() {
+    t_.shape = shape_;
+    t_.strides = strides_;
+    return &t_;
+  }
+  int32_t ndim_;
+  int64_t shape_[OPGEN_MAX_DIMS] = {};
+  int64_t strides_[OPGEN_MAX_DIMS] = {};
+  opgen_tensor t_{};
+};
+
+constexpr uint8_t kFloat = 2, kInt = 0;  // DLPack type codes
+
+inline View f32(const float* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {}) {
+  return View(p, kFloat, 32, shape, strides);
+}
+inline View i64(const int64_t* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {}) {
+  return View(p, kInt, 64, shape, strides);
+}
+
+// Turns a kernel's status into an exception that names the op.
+inline void check(int32_t status, const opgen_error& err, const char* op) {
+  if (status != 0) {
+    throw std::runtime_error(std::string(op) + " failed (status " + std::to_string(status) + "): " + err.message);
+  }
+}
+
+#define OPGEN_CALL(op, ...)                    \
+  do {                                         \
+    opgen_error opgen_err_{};                  \
+    ::opgen::pipeline::check(op(__VA_ARGS__, &opgen_err_), opgen_err_, #op); \
+  } while (0)
+
+// Strings of a text file, one per line (a vocabulary).
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// The first `dims` of each of B rows of width `dim`, L2-normalised again (Matryoshka).
+// Needs K_NORMALIZE from the generated kernel header, so it is a macro-free template.
+template <typename Normalize>
+void truncate_with(Normalize normalize, const float* x, int64_t B, int64_t dim, int64_t dims, float* out) {
+  View in = f32(x, {B, dims}, {dim, 1}), o = f32(out, {B, dims});
+  opgen_error err{};
+  check(normalize(in.in(), 2.0, int64_t{1}, 1e-12, o.out(), &err), err, "normalize (Matryoshka truncation)");
+}
+
+// Reports an exception through the C ABI (kind 4: internal; 3 for bad input).
+inline int32_t fail(opgen_error* err, int32_t kind, const char* what) {
+  if (err) {
+    err->kind = kind;
+    std::strncpy(err->message, what, sizeof err->message - 1);
+    err->message[sizeof err->message - 1] = '\0';
+  }
+  return kind;
+}
+
+}  // namespace opgen::pipeline
