@@ -135,12 +135,12 @@ def test_shards_merge_into_one_run(exp_project: Path, tmp_path: Path):
     assert [s["index"] for s in result["shards"]] == [1, 2]
 
 
-def test_a_corpus_entry_the_gate_admits_fails_the_run(exp_project: Path):
-    """A corpus whose one entry is honest code: the gate admits it, so the corpus has a hole."""
-    project = exp_project
+def test_a_corpus_entry_the_gate_admits_fails_the_run(project: Path):
+    """A corpus whose one entry is honest code: the gate admits it, so the corpus has a hole.
+    (An empty registry: only the corpus runs.)"""
     corpus = project / "verification" / "corpus"
     corpus.mkdir(parents=True)
-    honest = Registry(project / "generated").get("numpy.exp", "f64", "cpu-cpp").file("kernel").read_text()
+    honest = Registry(CHECKOUT / "generated").get("numpy.exp", "f64", "cpu-cpp").file("kernel").read_text()
     (corpus / "exp_f64_claims_to_cheat.cpp").write_text("// Not a cheat at all: the shipped kernel.\n" + honest)
     (corpus / "manifest.yaml").write_text(
         "entries:\n  - name: exp_f64_claims_to_cheat\n    op: numpy.exp\n    overload: f64\n"
@@ -149,6 +149,7 @@ def test_a_corpus_entry_the_gate_admits_fails_the_run(exp_project: Path):
                             "--root", str(project)])
     assert r.exit_code == 1, r.output
     result = json.loads((project / "reports" / "nightly" / "c1.json").read_text())
+    assert result["entries"] == []
     assert result["corpus"]["ran"] and result["corpus"]["results"][0]["outcome"] == "admitted"
     assert "corpus entry exp_f64_claims_to_cheat" in result["comparison"]["regressions"][0]["summary"]
 

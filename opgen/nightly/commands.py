@@ -113,15 +113,20 @@ def _shard_failed(result: dict[str, Any]) -> bool:
 def _finish(project: Project, reports: Path, result: dict[str, Any], band: float, report: bool, as_json: bool) -> None:
     cli = _cli()
     final = finalize(History(reports / "nightly"), result, band)
-    if report:
-        from ..report import build_site
-        index = build_site(project, reports)
-        cli.console.print(f"report: {escape(str(index))}", highlight=False)
     cli.console.print(f"results: {escape(str(reports / 'nightly' / (final['run_id'] + '.json')))}", highlight=False)
     if as_json:
         cli.out.print_json(json.dumps(final))
     _print_summary(final)
-    raise typer.Exit(0 if final["comparison"]["ok"] else cli.EXIT_FAILED)
+    built = True
+    if report:
+        from ..report import build_site
+        try:
+            index = build_site(project, reports)
+            cli.console.print(f"report: {escape(str(index))}", highlight=False)
+        except OpgenError as exc:  # the results are recorded; say why the site is missing, and fail
+            built = False
+            cli.console.print("[bold red]report not built:[/]", escape(exc.render()), highlight=False)
+    raise typer.Exit(0 if final["comparison"]["ok"] and built else cli.EXIT_FAILED)
 
 
 @nightly_app.callback(invoke_without_command=True)

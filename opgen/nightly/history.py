@@ -98,6 +98,7 @@ def merge(results: list[dict[str, Any]], *, allow_partial: bool = False) -> dict
         "schema": SCHEMA, "run_id": run_ids[0],
         "started": min(r["started"] for r in results), "finished": max(r.get("finished", r["started"]) for r in results),
         "seconds": round(max(r.get("seconds", 0) for r in results), 1),
+        "verify_seconds": round(sum(r.get("verify_seconds") or 0 for r in results), 1),
         "budget": first["budget"], "ops": first.get("ops"),
         "targets": sorted({t for r in results for t in r["targets"]}),
         "shards": sorted((s for r in results for s in r["shards"]), key=lambda s: (s["targets"], s["index"])),
@@ -119,6 +120,7 @@ def _merge_part(parts: list[dict[str, Any]], key: str) -> dict[str, Any]:
         out["error"] = "\n".join(errors)
     if not ran:
         out["reason"] = "; ".join(sorted({p.get("reason", "") for p in parts if p.get("reason")})) or "not run"
+    out["seconds"] = round(sum(p.get("seconds") or 0 for p in ran), 1)
     if any("rounds" in p for p in ran):
         out["rounds"] = max(p.get("rounds", 0) for p in ran)
     return out

@@ -286,7 +286,9 @@ def run_nightly(project: Project, *, budget_: Budget, run_id: str, shard: Shard 
         "machine": machine(), "libraries": library_versions("torch."), "git_commit": _git_commit(project),
         "noise_band": None,
     }
+    phase_started = time.monotonic()
     result["entries"] = verify_entries(project, specs, mine, budget_, run_id, progress)
+    result["verify_seconds"] = round(time.monotonic() - phase_started, 1)
 
     if not corpus:
         result["corpus"] = {"ran": False, "reason": "skipped (--no-corpus)"}

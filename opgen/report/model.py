@@ -31,7 +31,7 @@ STATUS_ORDER = ["failed", "stale", "missing", "unverified", "emulated", "verifie
 STATUS_HELP = {
     "verified": "admitted through the gate and not failed since",
     "emulated": "GPU kernel verified on the CPU execution layer only (no device run yet)",
-    "unverified": "not re-verified: no hardware for this target on the nightly machines",
+    "unverified": "admitted without a run on its hardware or an emulator (lack of hardware)",
     "missing": "the spec lists this target; nothing admitted yet",
     "stale": "spec or files changed since admission; not served",
     "failed": "the latest nightly run re-verified this kernel and it failed",
