@@ -304,7 +304,9 @@ def run_nightly(project: Project, *, budget_: Budget, run_id: str, shard: Shard 
         result["bench"] = {"ran": False, "reason": "skipped (--no-bench)"}
     else:
         # Ops with bench cases and an entry on a target this machine runs; a slice of them per shard.
-        bench_ops = sorted({r.op for r in rows if missing_hardware(r.target) is None
+        # (Verified entries only: a stale one is already a failure, and `opgen bench` refuses an op
+        # with nothing verified to time.)
+        bench_ops = sorted({r.op for r in rows if r.status == "verified" and missing_hardware(r.target) is None
                             and r.op in specs and any(o.bench for o in specs[r.op].overloads)})
         mine_ops = shard.select(bench_ops, key=lambda op: f"bench:{op}")
         runnable_targets = [t for t in targets if missing_hardware(t) is None]

@@ -31,7 +31,9 @@ def ratio_chart(points: list[tuple[str, float]], width: int = 260, height: int =
              f'<line class="unity" x1="{pad_l}" y1="{y(1.0):.1f}" x2="{width - pad_r}" y2="{y(1.0):.1f}"/>',
              f'<text class="tick" x="{pad_l - 3}" y="{y(hi) + 8:.1f}" text-anchor="end">{hi:.2g}</text>',
              f'<text class="tick" x="{pad_l - 3}" y="{y(lo):.1f}" text-anchor="end">{lo:.2g}</text>',
-             f'<text class="tick" x="{pad_l - 3}" y="{y(1.0) + 3:.1f}" text-anchor="end">1</text>']
+]
+    if min(abs(y(1.0) - y(hi)), abs(y(1.0) - y(lo))) > 9:  # label the unity line where it does not collide
+        parts.append(f'<text class="tick" x="{pad_l - 3}" y="{y(1.0) + 3:.1f}" text-anchor="end">1</text>')
     if len(points) > 1:
         path = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, (_, v) in enumerate(points))
         parts.append(f'<polyline class="line" points="{path}"/>')
