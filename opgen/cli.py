@@ -275,7 +275,10 @@ def list_(
 
 @app.command()
 def bench(
-    ops: Optional[list[str]] = typer.Argument(None, help="Ops to benchmark (default: every op with bench cases)."),
+    ops: Optional[list[str]] = typer.Argument(None, help="Ops to benchmark (default: every op with bench cases), or `embeddings` for the native embedding pipeline against sentence-transformers and ONNX Runtime."),
+    model: str = typer.Option("all-minilm-l6-v2", "--model", help="With `embeddings`: the model."),
+    engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, sentence-transformers, onnxruntime)."),
+    cold_start: bool = typer.Option(True, "--cold-start/--no-cold-start", help="With `embeddings`: also measure cold start and peak memory in fresh processes."),
     target: Optional[list[str]] = typer.Option(None, "--target", help="Only these targets (cpp, rust, ...)."),
     select: bool = typer.Option(False, "--select", help="Record the figures in each entry; the registry then serves the fastest verified variant."),
     rounds: int = typer.Option(7, "--rounds", min=1, help="Interleaved kernel/reference rounds per case (the median is reported)."),
@@ -285,6 +288,9 @@ def bench(
     """Each verified kernel's speed beside its reference (NumPy/PyTorch) on the spec's bench shapes."""
     from .bench import benchmark  # numpy/torch timing machinery: only loaded for this command
 
+    if ops == ["embeddings"]:
+        _bench_embeddings(model, tuple(engine or ()), rounds, cold_start, as_json, root)
+        return
     try:
         project = Project.locate(root)
         with console.status("benchmarking") as status:
@@ -315,6 +321,41 @@ def bench(
         if select:
             out.print("figures recorded in the entries; `opgen list` shows which variant is served", highlight=False)
     raise typer.Exit(EXIT_FAILED if any(not r.agrees for r in results) else 0)
+
+
+def _bench_embeddings(model: str, engines: tuple[str, ...], rounds: int, cold_start: bool, as_json: bool,
+                      root: Optional[Path]) -> None:
+    from .pipelines import bench as embeddings_bench
+
+    try:
+        project = Project.locate(root)
+        with console.status("benchmarking embeddings") as status:
+            result = embeddings_bench.run(model, engines=engines or embeddings_bench.ENGINES, rounds=rounds,
+                                          project=project.root, cold=cold_start,
+                                          progress=lambda s: status.update(escape(s)))
+    except OpgenError as exc:
+        _fail(exc)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    table = Table("engine", "batch 1 (sentences/s)", "batch 32 (sentences/s)", "cold start (s)", "peak memory (MiB)",
+                  "min cosine to sentence-transformers")
+    cos = result["min_cosine_to_sentence_transformers"]
+    for name, f in result["engines"].items():
+        fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+        table.add_row(name, fmt(f["per_second"].get("1"), ".1f"), fmt(f["per_second"].get("32"), ".1f"),
+                      fmt(f["cold_start_s"], ".2f"), fmt(f["peak_rss_mib"], ".0f"),
+                      "reference" if name == "sentence-transformers" else fmt(cos.get(name), ".7f"))
+    out.print(table)
+    mine = result["engines"].get("opgen")
+    others = {k: v for k, v in result["engines"].items() if k != "opgen"}
+    if mine and others:
+        for batch in ("1", "32"):
+            best = max(others.items(), key=lambda kv: kv[1]["per_second"][batch])
+            out.print(f"batch {batch}: opgen / fastest other ({best[0]}) = "
+                      f"{mine['per_second'][batch] / best[1]['per_second'][batch]:.2f}x", highlight=False)
+    out.print(f"{result['sentences']} sentences, {result['threads']} threads for every engine, "
+              f"median of {result['rounds']} interleaved rounds", highlight=False)
 
 
 def _ms(seconds: float | None) -> str:
@@ -364,6 +405,8 @@ def show(
         plain = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 (signatures hold [brackets])
         plain(f"signature  {e['signature']['python']}")
         plain(f"C++        {e['signature']['cpp']}")
+        if e["signature"].get("rust"):
+            plain(f"Rust       {e['signature']['rust']}")
         plain(f"C symbol   {e['signature']['c_symbol']}")
         plain(f"evidence   {ev['examples']} examples, seeds {[r['seed'] for r in ev['runs']]}, "
                   f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, "
