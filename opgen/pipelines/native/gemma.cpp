@@ -1,0 +1,321 @@
+// EmbeddingGemma (Gemma 3 with bidirectional attention) as a native embedding pipeline:
+// BPE tokenization with byte fallback, the Gemma 3 encoder (sliding-window and full
+// attention layers, grouped-query heads, RMSNorm with (1 + weight), rotary embeddings with
+// a local and a global theta, gated GELU-tanh MLP), mean pooling, the sentence-transformers
+// Dense projections, L2 normalisation and Matryoshka truncation. Every arithmetic step is a
+// verified registry kernel (opgen_pipeline_kernels.h); this file lays out views, owns the
+// activations and reorders heads. Weights come from the model directory's safetensors files.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "opgen_pipeline_kernels.h"
+#include "pipeline.hpp"
+#include "safetensors.hpp"
+
+namespace opgen::pipeline {
+namespace {
+
+// Config values, in the order the host passes them (see opgen/pipelines/models.py):
+//  0 layers, 1 hidden, 2 intermediate, 3 heads, 4 kv_heads, 5 head_dim, 6 vocab,
+//  7 sliding_window, 8 rope_theta, 9 rope_local_theta, 10 query_pre_attn_scalar, 11 eps,
+//  12 max_length, 13 max_batch, 14 add_bos, 15 add_eos, 16 n_dense,
+//  then per Dense module: module index, in, out, has_bias; then per layer: 1 if sliding.
+struct GemmaConfig {
+  int64_t layers, hidden, intermediate, heads, kv_heads, head_dim, vocab, window;
+  double theta, local_theta, qscalar, eps;
+  int64_t max_length, max_batch;
+  bool add_bos, add_eos;
+};
+
+struct Dense {
+  int64_t in, out;
+  std::unique_ptr<SafetensorsFile> st;
+  const float* w;
+  const float* b;  // null without bias
+};
+
+struct Layer {
+  bool sliding;
+  const float *in_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm, *post_attn_norm, *pre_ffn_norm, *post_ffn_norm;
+  const float *gate, *up, *down;
+};
+
+struct Gemma {
+  GemmaConfig c;
+  std::unique_ptr<SafetensorsFile> st;
+  std::string prefix;
+  const float *embed, *final_norm;
+  std::vector<Layer> layers;
+  std::vector<Dense> dense;
+  // Tokenizer (set by opgen_pipeline_set_tokenizer).
+  std::vector<std::string> vocab;
+  std::vector<opgen_string> vocab_c;
+  std::vector<int64_t> merges, added;
+  float embed_scale;
+  // Activations, reused from batch to batch.
+  std::vector<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
+  std::vector<int64_t> positions;
+};
+
+const float* weight(Gemma& m, const std::string& name, std::vector<int64_t> shape) {
+  return m.st->f32(m.prefix + name, shape);
+}
+
+void load(Gemma& m, const std::string& dir, const double* cfg, int64_t n_cfg) {
+  auto& c = m.c;
+  const int64_t n_dense = static_cast<int64_t>(cfg[16]);
+  if (n_cfg != 17 + 4 * n_dense + static_cast<int64_t>(cfg[0]))
+    throw std::runtime_error("a Gemma pipeline's config has the wrong number of values");
+  c = {static_cast<int64_t>(cfg[0]), static_cast<int64_t>(cfg[1]), static_cast<int64_t>(cfg[2]),
+       static_cast<int64_t>(cfg[3]), static_cast<int64_t>(cfg[4]), static_cast<int64_t>(cfg[5]),
+       static_cast<int64_t>(cfg[6]), static_cast<int64_t>(cfg[7]), cfg[8], cfg[9], cfg[10], cfg[11],
+       static_cast<int64_t>(cfg[12]), static_cast<int64_t>(cfg[13]), cfg[14] != 0, cfg[15] != 0};
+  if (c.heads % c.kv_heads != 0) throw std::runtime_error("query heads are not a multiple of key/value heads");
+  m.st = std::make_unique<SafetensorsFile>(dir + "/model.safetensors");
+  m.prefix = m.st->has("embed_tokens.weight") ? "" : "model.";
+  const int64_t H = c.hidden, I = c.intermediate, D = c.head_dim, QD = c.heads * D, KD = c.kv_heads * D;
+  m.embed = weight(m, "embed_tokens.weight", {c.vocab, H});
+  m.final_norm = weight(m, "norm.weight", {H});
+  // Gemma3TextScaledWordEmbedding multiplies by sqrt(hidden) rounded to the weights' dtype.
+  m.embed_scale = static_cast<float>(std::sqrt(static_cast<double>(H)));
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "layers." + std::to_string(l) + ".";
+    Layer L;
+    L.sliding = cfg[17 + 4 * n_dense + l] != 0;
+    L.in_norm = weight(m, b + "input_layernorm.weight", {H});
+    L.wq = weight(m, b + "self_attn.q_proj.weight", {QD, H});
+    L.wk = weight(m, b + "self_attn.k_proj.weight", {KD, H});
+    L.wv = weight(m, b + "self_attn.v_proj.weight", {KD, H});
+    L.wo = weight(m, b + "self_attn.o_proj.weight", {H, QD});
+    L.q_norm = weight(m, b + "self_attn.q_norm.weight", {D});
+    L.k_norm = weight(m, b + "self_attn.k_norm.weight", {D});
+    L.post_attn_norm = weight(m, b + "post_attention_layernorm.weight", {H});
+    L.pre_ffn_norm = weight(m, b + "pre_feedforward_layernorm.weight", {H});
+    L.post_ffn_norm = weight(m, b + "post_feedforward_layernorm.weight", {H});
+    L.gate = weight(m, b + "mlp.gate_proj.weight", {I, H});
+    L.up = weight(m, b + "mlp.up_proj.weight", {I, H});
+    L.down = weight(m, b + "mlp.down_proj.weight", {H, I});
+    m.layers.push_back(L);
+  }
+  for (int64_t i = 0; i < n_dense; ++i) {
+    const double* d = cfg + 17 + 4 * i;
+    Dense dn;
+    dn.in = static_cast<int64_t>(d[1]);
+    dn.out = static_cast<int64_t>(d[2]);
+    dn.st = std::make_unique<SafetensorsFile>(dir + "/" + std::to_string(static_cast<int64_t>(d[0])) +
+                                              "_Dense/model.safetensors");
+    dn.w = dn.st->f32("linear.weight", {dn.out, dn.in});
+    dn.b = d[3] != 0 ? dn.st->f32("linear.bias", {dn.out}) : nullptr;
+    m.dense.push_back(std::move(dn));
+  }
+  m.positions.resize(static_cast<size_t>(c.max_length));
+  std::iota(m.positions.begin(), m.positions.end(), int64_t{0});
+}
+
+void linear(const float* x, int64_t n, int64_t in, const float* w, const float* b, int64_t outd, float* y) {
+  View xv = f32(x, {n, in}), wv = f32(w, {outd, in}), yv = f32(y, {n, outd});
+  if (b) {
+    View bv = f32(b, {outd});
+    OPGEN_CALL(K_LINEAR_BIAS, xv.in(), wv.in(), bv.in(), yv.out());
+  } else {
+    OPGEN_CALL(K_LINEAR, xv.in(), wv.in(), yv.out());
+  }
+}
+
+void rms_norm(const float* x, int64_t rows, int64_t d, const float* w, double eps, float* y) {
+  View xv = f32(x, {rows, d}), wv = f32(w, {d}), yv = f32(y, {rows, d});
+  OPGEN_CALL(K_RMS_NORM, xv.in(), wv.in(), eps, yv.out());
+}
+
+void add(const float* a, const float* b, int64_t n, float* y) {
+  View av = f32(a, {n}), bv = f32(b, {n}), yv = f32(y, {n});
+  OPGEN_CALL(K_ADD, av.in(), bv.in(), yv.out());
+}
+
+// Embeddings of B sequences of S tokens into out (B x hidden after the Dense layers, normalised).
+void forward(Gemma& m, const int64_t* ids, const int64_t* mask, int64_t B, int64_t S, float* out) {
+  const auto& c = m.c;
+  const int64_t H = c.hidden, I = c.intermediate, D = c.head_dim, NQ = c.heads, NK = c.kv_heads, N = B * S;
+  const int64_t QD = NQ * D, KD = NK * D;
+  for (auto* buf : {&m.h, &m.x, &m.attn}) buf->resize(N * H);
+  for (auto* buf : {&m.q, &m.qn, &m.qr, &m.ctx, &m.merged}) buf->resize(N * QD);
+  for (auto* buf : {&m.k, &m.v, &m.kn, &m.kr}) buf->resize(N * KD);
+  for (auto* buf : {&m.gate, &m.up, &m.act}) buf->resize(N * I);
+  {
+    View iv = i64(ids, {B, S}), ev = f32(m.embed, {c.vocab, H}), xv = f32(m.x.data(), {B, S, H});
+    OPGEN_CALL(K_EMBEDDING, iv.in(), ev.in(), xv.out());
+    View xin = f32(m.x.data(), {N, H}), sv = f32(&m.embed_scale, {}), hv = f32(m.h.data(), {N, H});
+    OPGEN_CALL(K_MUL, xin.in(), sv.in(), hv.out());
+  }
+  const double scale = 1.0 / std::sqrt(c.qscalar);
+  for (const Layer& L : m.layers) {
+    rms_norm(m.h.data(), N, H, L.in_norm, c.eps, m.x.data());
+    linear(m.x.data(), N, H, L.wq, nullptr, QD, m.q.data());
+    linear(m.x.data(), N, H, L.wk, nullptr, KD, m.k.data());
+    linear(m.x.data(), N, H, L.wv, nullptr, KD, m.v.data());
+    rms_norm(m.q.data(), N * NQ, D, L.q_norm, c.eps, m.qn.data());
+    rms_norm(m.k.data(), N * NK, D, L.k_norm, c.eps, m.kn.data());
+    const double theta = L.sliding ? c.local_theta : c.theta;
+    {  // (B, S, heads, D) seen as (B, heads, S, D); rotated into contiguous (B, heads, S, D)
+      View qv = f32(m.qn.data(), {B, NQ, S, D}, {S * QD, D, QD, 1}), qo = f32(m.qr.data(), {B, NQ, S, D});
+      View pq = i64(m.positions.data(), {S});
+      OPGEN_CALL(K_ROPE, qv.in(), pq.in(), theta, qo.out());
+      View kv = f32(m.kn.data(), {B, NK, S, D}, {S * KD, D, KD, 1}), ko = f32(m.kr.data(), {B, NK, S, D});
+      View pk = i64(m.positions.data(), {S});
+      OPGEN_CALL(K_ROPE, kv.in(), pk.in(), theta, ko.out());
+    }
+    {
+      View qv = f32(m.qr.data(), {B, NQ, S, D}), kv = f32(m.kr.data(), {B, NK, S, D});
+      View vv = f32(m.v.data(), {B, NK, S, D}, {S * KD, D, KD, 1});
+      View mv = i64(mask, {B, S}), cv = f32(m.ctx.data(), {B, NQ, S, D});
+      OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), L.sliding ? c.window : int64_t{0}, scale, cv.out());
+    }
+    for (int64_t b = 0; b < B; ++b)  // heads back side by side: (B, NQ, S, D) -> (B, S, NQ*D)
+      for (int64_t hh = 0; hh < NQ; ++hh)
+        for (int64_t s = 0; s < S; ++s)
+          std::memcpy(&m.merged[(b * S + s) * QD + hh * D], &m.ctx[((b * NQ + hh) * S + s) * D], D * sizeof(float));
+    linear(m.merged.data(), N, QD, L.wo, nullptr, H, m.attn.data());
+    rms_norm(m.attn.data(), N, H, L.post_attn_norm, c.eps, m.x.data());
+    add(m.h.data(), m.x.data(), N * H, m.attn.data());  // residual
+    std::swap(m.h, m.attn);
+    rms_norm(m.h.data(), N, H, L.pre_ffn_norm, c.eps, m.x.data());
+    linear(m.x.data(), N, H, L.gate, nullptr, I, m.gate.data());
+    linear(m.x.data(), N, H, L.up, nullptr, I, m.up.data());
+    {
+      View gv = f32(m.gate.data(), {N, I}), av = f32(m.act.data(), {N, I});
+      OPGEN_CALL(K_GELU, gv.in(), "tanh", int64_t{4}, av.out());
+      View ain = f32(m.act.data(), {N, I}), uv = f32(m.up.data(), {N, I}), gout = f32(m.gate.data(), {N, I});
+      OPGEN_CALL(K_MUL, ain.in(), uv.in(), gout.out());
+    }
+    linear(m.gate.data(), N, I, L.down, nullptr, H, m.attn.data());
+    rms_norm(m.attn.data(), N, H, L.post_ffn_norm, c.eps, m.x.data());
+    add(m.h.data(), m.x.data(), N * H, m.attn.data());
+    std::swap(m.h, m.attn);
+  }
+  rms_norm(m.h.data(), N, H, m.final_norm, c.eps, m.x.data());
+  m.pooled.resize(B * H);
+  View hv = f32(m.x.data(), {B, S, H}), mv = i64(mask, {B, S}), pv = f32(m.pooled.data(), {B, H});
+  OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  const float* cur = m.pooled.data();
+  int64_t width = H;
+  std::vector<float>* bufs[2] = {&m.d0, &m.d1};
+  for (size_t i = 0; i < m.dense.size(); ++i) {
+    const Dense& d = m.dense[i];
+    if (d.in != width) throw std::runtime_error("Dense layer input size does not match the previous output");
+    bufs[i % 2]->resize(B * d.out);
+    linear(cur, B, d.in, d.w, d.b, d.out, bufs[i % 2]->data());
+    cur = bufs[i % 2]->data();
+    width = d.out;
+  }
+  View cin = f32(cur, {B, width}), ov = f32(out, {B, width});
+  OPGEN_CALL(K_NORMALIZE, cin.in(), 2.0, int64_t{1}, 1e-12, ov.out());
+}
+
+int64_t out_dim(const Gemma& m) { return m.dense.empty() ? m.c.hidden : m.dense.back().out; }
+
+}  // namespace
+
+void truncate(const float* x, int64_t B, int64_t dim, int64_t dims, float* out) {
+  truncate_with(K_NORMALIZE, x, B, dim, dims, out);
+}
+
+}  // namespace opgen::pipeline
+
+using opgen::pipeline::Gemma;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int32_t opgen_pipeline_open(const char* model_dir, const double* config,
+                                                                   int64_t n_config, void** handle, opgen_error* err) {
+  try {
+    if (n_config < 17) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "a Gemma pipeline takes at least 17 config values");
+    auto m = std::make_unique<Gemma>();
+    opgen::pipeline::load(*m, model_dir, config, n_config);
+    *handle = m.release();
+    return 0;
+  } catch (const std::exception& e) {
+    return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, e.what());
+  }
+}
+
+// The BPE tokenizer's tables, as opgen.text.bpe_encode takes them (read from tokenizer.json by the host).
+__attribute__((visibility("default"))) int32_t opgen_pipeline_set_tokenizer(void* handle, const opgen_string* vocab,
+                                                                            int64_t n_vocab, const int64_t* merges,
+                                                                            int64_t n_merges, const int64_t* added,
+                                                                            int64_t n_added, opgen_error* err) {
+  try {
+    Gemma& m = *static_cast<Gemma*>(handle);
+    m.vocab.assign(n_vocab, std::string());
+    for (int64_t i = 0; i < n_vocab; ++i) m.vocab[i].assign(vocab[i].data, static_cast<size_t>(vocab[i].len));
+    m.vocab_c.clear();
+    for (auto& s : m.vocab) m.vocab_c.push_back(opgen_string{const_cast<char*>(s.data()), static_cast<int64_t>(s.size())});
+    m.merges.assign(merges, merges + n_merges);
+    m.added.assign(added, added + n_added);
+    return 0;
+  } catch (const std::exception& e) {
+    return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, e.what());
+  }
+}
+
+__attribute__((visibility("default"))) int64_t opgen_pipeline_dim(void* handle) {
+  return opgen::pipeline::out_dim(*static_cast<Gemma*>(handle));
+}
+
+// As in bert.cpp: n texts into out (n x dims), token counts per text, batches of similar length.
+__attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle, const opgen_string* texts, int64_t n,
+                                                                    int64_t dims, float* out, int64_t* tokens,
+                                                                    opgen_error* err) {
+  try {
+    Gemma& m = *static_cast<Gemma*>(handle);
+    const int64_t H = opgen::pipeline::out_dim(m);
+    if (dims < 1 || dims > H) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "dims out of range");
+    if (m.vocab_c.empty()) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "no tokenizer was set");
+    if (n == 0) return 0;
+    opgen_list enc{};
+    OPGEN_CALL(K_BPE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), m.merges.data(),
+               static_cast<int64_t>(m.merges.size()), m.added.data(), static_cast<int64_t>(m.added.size()), texts, n,
+               static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos), m.c.max_length, &enc);
+    std::unique_ptr<void, void (*)(void*)> owned(enc.data, opgen_free);
+    const int64_t L = enc.len / (2 * n);
+    const int64_t* ids = static_cast<const int64_t*>(enc.data);
+    const int64_t* mask = ids + n * L;
+    std::vector<int64_t> len(n), order(n);
+    for (int64_t i = 0; i < n; ++i) {
+      len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
+      tokens[i] = len[i];
+    }
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return len[a] < len[b]; });
+    const int64_t maxb = std::max<int64_t>(1, m.c.max_batch);
+    std::vector<int64_t> bids, bmask;
+    std::vector<float> bout, bcut;
+    for (int64_t s0 = 0; s0 < n; s0 += maxb) {
+      const int64_t B = std::min(maxb, n - s0);
+      const int64_t S = std::max<int64_t>(1, len[order[s0 + B - 1]]);
+      bids.assign(B * S, 0);
+      bmask.assign(B * S, 0);
+      for (int64_t j = 0; j < B; ++j) {
+        const int64_t i = order[s0 + j];
+        std::copy(ids + i * L, ids + i * L + std::min(S, L), bids.begin() + j * S);
+        std::copy(mask + i * L, mask + i * L + std::min(S, L), bmask.begin() + j * S);
+      }
+      bout.resize(B * H);
+      opgen::pipeline::forward(m, bids.data(), bmask.data(), B, S, bout.data());
+      const float* rows = bout.data();
+      if (dims < H) {
+        bcut.resize(B * dims);
+        opgen::pipeline::truncate(bout.data(), B, H, dims, bcut.data());
+        rows = bcut.data();
+      }
+      for (int64_t j = 0; j < B; ++j) std::copy(rows + j * dims, rows + (j + 1) * dims, out + order[s0 + j] * dims);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());
+  }
+}
+
+__attribute__((visibility("default"))) void opgen_pipeline_close(void* handle) { delete static_cast<Gemma*>(handle); }
+}
