@@ -9,7 +9,7 @@ TASK_PREFIXES = {
 }
 
 
-def prefix_queries(text: list[str], task: str) -> list[str]:
+def prefix_queries(text: list[str], task: str = "query") -> list[str]:
     """Each text with the task's prompt in front; an unknown task is a KeyError."""
     prefix = TASK_PREFIXES[task]
     return [prefix + s for s in text]

@@ -49,36 +49,65 @@ def parse_target_spec(text: str) -> tuple[Path, str]:
     return Path(path), function
 
 
+@dataclass
+class _Prepared:
+    source: Path
+    out_dir: Path
+    fn: Any
+    cpp: str
+    kernels: list[Kernel]
+    job: Any
+    resolver: OpResolver
+
+
 def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
                      synthesize: Synthesizer | None = None) -> Compiled:
+    return compile_many(project, [(source, function, out_dir)], target=target, synthesize=synthesize)[0]
+
+
+def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, target: str = "cpu-cpp",
+                 synthesize: Synthesizer | None = None) -> list[Compiled]:
+    """Compile several functions; their libraries build side by side in one ninja run."""
+    specs = load_all(project.specs)
+    registry = Registry(project.generated)
+    prepared = [_prepare(project, specs, registry, source, function, out_dir, target, synthesize)
+                for source, function, out_dir in functions]
+    results = build([p.job for p in prepared])
+    return [_finish(project, p, r, target) for p, r in zip(prepared, results)]
+
+
+def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, source: Path, function: str,
+             out_dir: Path, target: str, synthesize: Synthesizer | None) -> _Prepared:
     fn, _scope = trace_file(source, function)
     if isinstance(fn.returns, DictType):
         raise CompileError(f"{function} returns a dict; compiled functions return int, float, bool, str, a list or "
                            "an array", where=f"{source}:{fn.line}", hint="return a list or an array")
-    specs = load_all(project.specs)
-    resolver = OpResolver(specs, Registry(project.generated), target, synthesize)
+    resolver = OpResolver(specs, registry, target, synthesize)
     propagate(fn, resolver)
-    label = _label(source, project.root)
-    cpp = render(fn, label)
+    cpp = render(fn, _label(source, project.root))
     kernels = kernels_of(fn)
-    result = build([link.build_job(fn, cpp, kernels)])[0]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cpp_path = out_dir / f"{function}.cpp"
-    cpp_path.write_text(cpp)
+    return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels), resolver)
+
+
+def _finish(project: Project, p: _Prepared, result: BuildResult, target: str) -> Compiled:
+    function = p.fn.name
+    p.out_dir.mkdir(parents=True, exist_ok=True)
+    cpp_path = p.out_dir / f"{function}.cpp"
+    cpp_path.write_text(p.cpp)
     if not result.ok:
         raise CompileError(f"the C++ emitted for {function} did not build:\n{result.diagnostics}",
                            hint=f"this is a bug in opgen compile; the emitted file is {cpp_path}")
-    library = out_dir / f"lib{function}.so"
+    library = p.out_dir / f"lib{function}.so"
     tmp = library.with_name(library.name + ".tmp")
     shutil.copyfile(result.library, tmp)
     tmp.replace(library)  # a process that has the old library loaded keeps its mapping
-    synthesized = {(e.op, e.overload) for e in resolver.synthesized}
-    records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in kernels]
-    data = link.manifest(fn, source, records, library.name, cpp_path.name, target,
+    synthesized = {(e.op, e.overload) for e in p.resolver.synthesized}
+    records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in p.kernels]
+    data = link.manifest(p.fn, p.source, records, library.name, cpp_path.name, target,
                          {**result.record(), "cached": result.cached})
-    manifest_path = out_dir / f"{function}.manifest.json"
+    manifest_path = p.out_dir / f"{function}.manifest.json"
     manifest_path.write_text(json.dumps(data, indent=2) + "\n")
-    return Compiled(function, out_dir, library, manifest_path, cpp_path, data, kernels, result)
+    return Compiled(function, p.out_dir, library, manifest_path, cpp_path, data, p.kernels, result)
 
 
 def synthesizer(project: Project, provider: Provider, target: str, *, max_attempts: int = 3,

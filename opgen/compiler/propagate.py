@@ -36,7 +36,7 @@ class Propagator:
         self.resolver = resolver
         self.params = {p.name: p.type for p in fn.params}
         self.vars: dict[str, Type] = dict(self.params)  # every local's one type
-        self.first_line: dict[str, int] = {}
+        self.first_line: dict[str, int] = {name: fn.line for name in self.params}
         self.comprehension: list[tuple[str, Type]] = []  # innermost last
         self.iterating: list[str] = []  # list variables being looped over, outermost first
         self.appended = _appended_names(fn.body)
@@ -87,13 +87,12 @@ class Propagator:
             elif isinstance(s, ir.Return):
                 t = self.expr(s.value, assigned)
                 s.value = self.coerce(s.value, t, self.fn.returns, f"{self.fn.name} returns {t}, but is annotated "
-                                                                    f"-> {self.fn.returns}")
+                                                                    f"-> {self.fn.returns}",
+                                      "return the annotated type, or change the annotation")
                 return assigned, True
         return assigned, False
 
     def assign(self, s: ir.Assign, assigned: set[str]) -> None:
-        if s.name in self.params and s.name not in self.first_line:
-            self.first_line[s.name] = 0
         if isinstance(s.value, ir.ListLit) and not s.value.items:
             want = s.declared or self.vars.get(s.name)
             if want is None or want.kind != "list":
@@ -109,7 +108,9 @@ class Propagator:
         want = s.declared or self.vars.get(s.name)
         if want is not None:
             s.value = self.coerce(s.value, t, want, f"{s.name} is {want} (line {self.first_line.get(s.name, s.line)}) "
-                                                    f"but is assigned a {t} here")
+                                                    f"but is assigned a {t} here; a compiled variable keeps one type",
+                                  "use another name, or write the first value with the wider type "
+                                  "(e.g. 0.0 rather than 0)")
         self.declare(s, s.name, want or t)
 
     def declare(self, node: ir.Stmt, name: str, t: Type) -> None:
@@ -132,7 +133,8 @@ class Propagator:
             raise self.error(s, f"appending to {s.name} while a for loop iterates over it is not supported",
                              "append to another list")
         t = self.expr(s.value, assigned)
-        s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot append a {t}")
+        s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot append a {t}",
+                              "append values of the list's element type")
 
     # ------------------------------------------------------------------ expressions
 
@@ -272,7 +274,7 @@ class Propagator:
             raise self.error(e, f"a condition must be a bool, not a {t} (Python's truthiness is not compiled)",
                              "compare explicitly, e.g. `x != 0` or `len(xs) > 0`")
 
-    def coerce(self, e: ir.Expr, have: Type, want: Type, message: str) -> ir.Expr:
+    def coerce(self, e: ir.Expr, have: Type, want: Type, message: str, hint: str | None = None) -> ir.Expr:
         if have == want:
             return e
         if widens_to(have, want):
@@ -283,7 +285,7 @@ class Propagator:
             c = ir.Convert(e.line, e)
             c.type = want
             return c
-        raise self.error(e, message or f"a {have} where a {want} is needed")
+        raise self.error(e, message or f"a {have} where a {want} is needed", hint)
 
 
 def _appended_names(stmts: list[ir.Stmt]) -> set[str]:

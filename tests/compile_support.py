@@ -1,0 +1,206 @@
+"""Shared by the `opgen compile` tests: the example collection compiled once per session, the
+Python oracle (the function itself, with ints held to int64 as the kernels hold them), result
+comparison, and the JSON encoding that carries cases to the Node.js host and results back.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from opgen.compiler import compile_many
+from opgen.project import Project
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+EXAMPLES = CHECKOUT / "examples" / "compile"
+NODE_CLIENT = CHECKOUT / "clients" / "node"
+# Every function of the collection: (file, function).
+COLLECTION = [
+    ("prompts.py", "prefix_queries"), ("prompts.py", "prefix_for_search"),
+    ("numeric.py", "horner"), ("numeric.py", "affine_counts"), ("numeric.py", "basket_total"),
+    ("numeric.py", "pick_scaled"), ("numeric.py", "sum_exp_over_axes"), ("numeric.py", "weighted_lookup"),
+    ("attention.py", "attend"),
+]
+INT64 = (-(2**63), 2**63 - 1)
+
+
+@pytest.fixture(scope="session")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """function name -> its output directory (library, C++, manifest), all built in one ninja run."""
+    out = tmp_path_factory.mktemp("compiled")
+    jobs = [(EXAMPLES / f, name, out / name) for f, name in COLLECTION]
+    compile_many(Project(CHECKOUT), jobs)
+    return {name: out / name for _, name in COLLECTION}
+
+
+def python_function(file: str, name: str) -> Callable[..., Any]:
+    spec = importlib.util.spec_from_file_location(f"compile_examples_{Path(file).stem}", EXAMPLES / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+# ---------------------------------------------------------------- the oracle
+
+class Int64(int):
+    """An int whose + - * ** raise OverflowError outside int64, as the int kernels do.
+
+    The Python function run on these is the oracle: Python's semantics where native ints
+    can follow them, and the spec's OverflowError where they cannot."""
+
+    def _checked(self, value: Any) -> Any:
+        if type(value) is int:
+            if not INT64[0] <= value <= INT64[1]:
+                raise OverflowError("int64 overflow")
+            return Int64(value)
+        return value
+
+    def __add__(self, other): return self._checked(int.__add__(self, other))
+    def __radd__(self, other): return self._checked(int.__radd__(self, other))
+    def __sub__(self, other): return self._checked(int.__sub__(self, other))
+    def __rsub__(self, other): return self._checked(int.__rsub__(self, other))
+    def __mul__(self, other): return self._checked(int.__mul__(self, other))
+    def __rmul__(self, other): return self._checked(int.__rmul__(self, other))
+
+
+def as_int64(value: Any) -> Any:
+    if type(value) is int:
+        return Int64(value)
+    if isinstance(value, list):
+        return [as_int64(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_int64(v) for k, v in value.items()}
+    return value
+
+
+def outcome(fn: Callable[..., Any], args: list[Any]) -> tuple[str, Any]:
+    """("ok", result) or ("error", exception)."""
+    try:
+        return "ok", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome being compared
+        return "error", exc
+
+
+def plain(value: Any) -> Any:
+    """Results as comparable values: Int64 -> int, torch tensors and NumPy scalars -> arrays."""
+    if isinstance(value, Int64):
+        return int(value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if type(value).__module__ == "torch":
+        return value.numpy()
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    return value
+
+
+def assert_same(expected: tuple[str, Any], got: tuple[str, Any], *, rtol: float = 0.0, atol: float = 0.0,
+                context: str = "") -> None:
+    kind, want = expected
+    got_kind, have = got
+    if kind == "error":
+        assert got_kind == "error", f"{context}: Python raised {want!r}, the compiled function returned {have!r}"
+        assert isinstance(want, type(have)), f"{context}: Python raised {want!r}, the compiled function {have!r}"
+        return
+    assert got_kind == "ok", f"{context}: Python returned {want!r}, the compiled function raised {have!r}"
+    _same_value(plain(want), plain(have), rtol, atol, context)
+
+
+def _same_value(want: Any, have: Any, rtol: float, atol: float, context: str) -> None:
+    if isinstance(want, np.ndarray):
+        have = np.asarray(have)
+        assert have.dtype == want.dtype and have.shape == want.shape, \
+            f"{context}: want {want.dtype}{want.shape}, got {have.dtype}{have.shape}"
+        np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=context)
+        return
+    if isinstance(want, list):
+        assert isinstance(have, list) and len(have) == len(want), f"{context}: want {want!r}, got {have!r}"
+        for w, h in zip(want, have):
+            _same_value(w, h, rtol, atol, context)
+        return
+    if isinstance(want, float):
+        assert isinstance(have, float), f"{context}: want float {want!r}, got {have!r}"
+        if math.isnan(want):
+            assert math.isnan(have), f"{context}: want nan, got {have!r}"
+        elif rtol == 0 and atol == 0:
+            assert have == want and math.copysign(1, have) == math.copysign(1, want), \
+                f"{context}: want {want!r}, got {have!r}"
+        else:
+            assert math.isclose(have, want, rel_tol=rtol, abs_tol=atol), f"{context}: want {want!r}, got {have!r}"
+        return
+    assert type(have) is type(want) and have == want, f"{context}: want {want!r}, got {have!r}"
+
+
+# ---------------------------------------------------------------- to and from Node.js
+
+def encode(value: Any) -> Any:
+    """JSON the Node runner (clients/node/tools/run_cases.js) decodes into the host's JS values."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return {"$int": str(int(value))}
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value) or (value == 0 and math.copysign(1, value) < 0):
+            return {"$float": repr(value)}
+        return value
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[k, encode(v)] for k, v in value.items()]}
+    if type(value).__module__ == "torch":
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        contiguous = np.ascontiguousarray(value)
+        return {"$tensor": {"dtype": str(contiguous.dtype), "shape": list(contiguous.shape),
+                            "b64": base64.b64encode(contiguous.tobytes()).decode()}}
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+ERRORS = {"ValueError": ValueError, "OverflowError": OverflowError, "ZeroDivisionError": ZeroDivisionError,
+          "IndexError": IndexError, "KeyError": KeyError, "RuntimeError": RuntimeError}
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "$int" in value:
+            return int(value["$int"])
+        if "$float" in value:
+            return float(value["$float"])
+        if "$tensor" in value:
+            t = value["$tensor"]
+            return np.frombuffer(base64.b64decode(t["b64"]), dtype=t["dtype"]).reshape(t["shape"])
+        raise ValueError(f"unknown encoding {value}")
+    return value
+
+
+def node_outcomes(cases: list[tuple[Path, list[Any]]], tmp: Path) -> list[tuple[str, Any]]:
+    """Runs every (library directory, arguments) through the Node host in one node process."""
+    node = shutil.which("node")
+    assert node, "node is not on PATH; install Node.js 18 or newer"
+    assert (NODE_CLIENT / "node_modules" / "koffi").is_dir(), "run `npm ci` in clients/node first"
+    request = tmp / "cases.json"
+    response = tmp / "results.json"
+    request.write_text(json.dumps({"cases": [{"library": str(d), "args": [encode(a) for a in args]}
+                                             for d, args in cases]}))
+    proc = subprocess.run([node, str(NODE_CLIENT / "tools" / "run_cases.js"), str(request), str(response)],
+                          capture_output=True, text=True, timeout=300, env={**os.environ})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = []
+    for r in json.loads(response.read_text()):
+        if "error" in r:
+            out.append(("error", ERRORS.get(r["error"]["name"], RuntimeError)(r["error"]["message"])))
+        else:
+            out.append(("ok", decode(r["value"])))
+    return out

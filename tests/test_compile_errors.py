@@ -1,0 +1,170 @@
+"""Every way `opgen compile` refuses a function, pinned by its message: constructs outside the
+subset (file:line, the construct, a hint), ill-typed code, and ops with no verified kernel (the
+op, the argument types and the `opgen synthesize` command that would supply one). None of
+these builds anything: the errors come from the tracer and from type propagation."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opgen.compiler import CompileError, MissingOp, compile_function
+from opgen.project import Project
+from tests.compile_support import CHECKOUT
+
+PRELUDE = """\
+import numpy as np
+import numpy.typing as npt
+
+TABLE = {"a": "x", "b": "y"}
+SCALE = np.float64(2.0)
+
+
+def helper(x: int) -> int:
+    return x
+"""
+
+
+def compile_source(tmp_path: Path, body: str, project: Project | None = None) -> None:
+    source = tmp_path / "f.py"
+    source.write_text(PRELUDE + "\n\n" + textwrap.dedent(body))
+    compile_function(project or Project(CHECKOUT), source, "f", tmp_path / "out")
+
+
+def error_of(tmp_path: Path, body: str, project: Project | None = None) -> CompileError:
+    with pytest.raises(CompileError) as info:
+        compile_source(tmp_path, body, project)
+    return info.value
+
+
+FIRST = PRELUDE.count("\n") + 3  # the line of `def f` in the written file
+
+
+# (name, function source, line offset from `def f`, message fragment, hint fragment)
+UNSUPPORTED = [
+    ("while", "def f(n: int) -> int:\n    while n:\n        n = n\n    return n\n", 1,
+     "a while loop is not supported by opgen compile", "for x in xs"),
+    ("f-string", "def f(s: str) -> str:\n    return f'{s}!'\n", 1, "an f-string is not supported", "concatenate with +"),
+    ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
+    ("try", "def f(x: int) -> int:\n    try:\n        return x\n    except ValueError:\n        return x\n", 1,
+     "try/except is not supported", "propagate"),
+    ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.sum(axis=0)\n", 1,
+     "the method call x.sum() is not supported", "np.sum(x, axis=0)"),
+    ("chained", "def f(a: int, b: int, c: int) -> bool:\n    return a < b < c\n", 1, "a chained comparison", "two values"),
+    ("and", "def f(a: bool, b: bool) -> bool:\n    return a and b\n", 1, "`and`/`or` is not supported",
+     "conditional expression"),
+    ("slice", "def f(xs: list[int]) -> list[int]:\n    return xs[1:]\n", 1, "slicing is not supported", "comprehension"),
+    ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "a tuple is not supported", "one value"),
+    ("in", "def f(s: str) -> bool:\n    return s in TABLE\n", 1, "the `in` operator is not supported", "directly"),
+    ("global", "def f(x: int) -> int:\n    global TABLE\n    return x\n", 1, "a global statement", "module constants"),
+    ("print", "def f(x: int) -> int:\n    print(x)\n    return x\n", 1, "an expression statement", "assign"),
+    ("builtin", "def f(xs: list[int]) -> int:\n    return sum(xs)\n", 1, "the builtin sum() is not supported", "len()"),
+    ("module function", "def f(x: int) -> int:\n    return helper(x)\n", 1,
+     "calling helper(), another function of this module", "inline it"),
+    ("non-literal constant", "def f(x: float) -> float:\n    return x * SCALE\n", 1,
+     "SCALE (module level, line 5) is not a literal constant", "pass it as a parameter"),
+    ("unannotated", "def f(x) -> int:\n    return 1\n", 0, "parameter 'x' has no type annotation", "annotate with int"),
+    ("dtype-less array", "def f(x: np.ndarray) -> int:\n    return 1\n", 0, "np.ndarray does not say its dtype",
+     "npt.NDArray[np.float32]"),
+    ("undefined", "def f(x: int) -> int:\n    return y\n", 1, "name 'y' is not defined", "parameter"),
+    ("tensor index", "def f(x: npt.NDArray[np.float32]) -> float:\n    return x[0]\n", 1,
+     "indexing a tensor is not supported", "np.sum"),
+]
+
+
+@pytest.mark.parametrize("name,body,offset,message,hint", UNSUPPORTED, ids=[u[0] for u in UNSUPPORTED])
+def test_unsupported_construct_names_line_construct_and_fix(tmp_path: Path, name: str, body: str, offset: int,
+                                                            message: str, hint: str) -> None:
+    err = error_of(tmp_path, body)
+    assert err.where == f"{tmp_path / 'f.py'}:{FIRST + offset}", err.render()
+    assert message in err.message, err.render()
+    assert err.hint and hint in err.hint, err.render()
+
+
+# Code inside the subset that Python would run differently from any native translation.
+ILL_TYPED = [
+    ("type change", "def f(x: float) -> float:\n    y = 0\n    y = x\n    return y\n", 2,
+     "y is int (line", "0.0 rather than 0"),
+    ("maybe unbound", "def f(c: bool) -> int:\n    if c:\n        y = 1\n    return y\n", 3,
+     "y may be used before it is assigned", "every path"),
+    ("no return", "def f(c: bool) -> int:\n    if c:\n        return 1\n", 2, "can reach its end without returning",
+     "every path"),
+    ("truthiness", "def f(n: int) -> int:\n    return 1 if n else 2\n", 1, "a condition must be a bool, not a int",
+     "compare explicitly"),
+    ("empty list", "def f(n: int) -> list[int]:\n    xs = []\n    return xs\n", 1,
+     "element type of the empty list assigned to 'xs' is unknown", "xs: list[str] = []"),
+    ("append to parameter", "def f(xs: list[int]) -> list[int]:\n    xs.append(1)\n    return xs\n", 0,
+     "appending to the parameter 'xs' would change the caller's list", "copy it first"),
+    ("aliased list", "def f(n: int) -> list[int]:\n    a: list[int] = []\n    b = a\n    b.append(n)\n    return a\n",
+     2, "b = a makes both names one list in Python", "copy it"),
+    ("return type", "def f(s: str) -> int:\n    return s\n", 1, "f returns str, but is annotated -> int", None),
+    ("mixed branches", "def f(c: bool, s: str) -> str:\n    return s if c else 1\n", 1,
+     "the branches of this conditional expression are str and int", "same type"),
+    ("constant key", "def f(n: int) -> str:\n    return TABLE['zzz']\n", 1,
+     "TABLE has no key 'zzz' (Python would raise KeyError)", "'a', 'b'"),
+]
+
+
+@pytest.mark.parametrize("name,body,offset,message,hint", ILL_TYPED, ids=[u[0] for u in ILL_TYPED])
+def test_ill_typed_code_is_refused_with_a_reason(tmp_path: Path, name: str, body: str, offset: int, message: str,
+                                                 hint: str | None) -> None:
+    err = error_of(tmp_path, body)
+    assert err.where == f"{tmp_path / 'f.py'}:{FIRST + offset}", err.render()
+    assert message in err.message, err.render()
+    if hint:
+        assert err.hint and hint in err.hint, err.render()
+
+
+# ---------------------------------------------------------------- missing ops
+
+
+def partial_project(tmp_path: Path, specs: list[str]) -> Project:
+    """A project with some of the checkout's specs and an empty registry."""
+    root = tmp_path / "project"
+    for rel in specs:
+        (root / "specs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CHECKOUT / "specs" / rel, root / "specs" / rel)
+    (root / "generated").mkdir(parents=True)
+    return Project(root)
+
+
+def test_an_op_without_a_spec_names_the_op_the_types_and_how_to_add_it(tmp_path: Path) -> None:
+    project = partial_project(tmp_path, ["operator/add.yaml"])
+    err = error_of(tmp_path, "def f(a: float, b: float) -> float:\n    return a * b\n", project)
+    assert isinstance(err, MissingOp)
+    assert err.where == f"{tmp_path / 'f.py'}:{FIRST + 1}"
+    assert err.message == "no spec for operator.mul, called with (float, float)"
+    assert (err.op, err.arg_types, err.command) == ("operator.mul", ["float", "float"], None)
+    assert "write a spec specs/operator/mul.yaml" in err.hint
+    assert "`opgen synthesize operator.mul --target cpp`" in err.hint
+
+
+def test_an_op_without_a_matching_overload_lists_the_ones_it_has(tmp_path: Path) -> None:
+    err = error_of(tmp_path, "def f(s: str, n: int) -> str:\n    return s + n\n")
+    assert isinstance(err, MissingOp)
+    assert err.message == "operator.add has no overload taking (str, int)"
+    assert "str: (a: str, b: str) -> str" in err.hint
+    assert "Add one to specs/operator/add.yaml, then run `opgen synthesize operator.add --overload NAME --target cpp`" \
+        in err.hint
+
+
+def test_an_overload_with_no_verified_kernel_gives_the_exact_synthesize_command(tmp_path: Path) -> None:
+    project = partial_project(tmp_path, ["operator/add.yaml", "operator/mul.yaml"])
+    err = error_of(tmp_path, "def f(a: int, b: float) -> float:\n    return a * b\n", project)
+    assert isinstance(err, MissingOp)
+    # int * float is Python's float multiply after widening the int: the float overload.
+    assert err.message.startswith("no verified cpu-cpp kernel for operator.mul(float, float) [overload float]: ")
+    assert err.command == "opgen synthesize operator.mul --overload float --target cpp"
+    assert err.hint == ("run `opgen synthesize operator.mul --overload float --target cpp` "
+                        "(or compile with --synthesize-missing)")
+
+
+def test_keyword_arguments_bind_by_the_specs_parameter_names(tmp_path: Path) -> None:
+    err = error_of(tmp_path, "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"
+                             "    return np.sum(x, dims=0)\n")
+    assert isinstance(err, MissingOp)
+    assert err.message == "numpy.sum has no overload taking (tensor[float32], dims=int)"
+    assert "f32: (a: tensor[float32], axis: int) -> tensor[float32]" in err.hint
