@@ -14,6 +14,14 @@ from .nativetypes import NativeType, Signature
 
 CPP_SCALARS = {"int": "int64_t", "float": "double", "bool": "bool", "str": "std::string"}
 C_SCALARS = {"int": "int64_t", "float": "double", "bool": "uint8_t"}
+RUST_SCALARS = {"int": "i64", "float": "f64", "bool": "bool", "str": "String"}
+# Rust keywords a parameter name may be (the signature grammar already refuses C++ ones);
+# they are spelled as raw identifiers (r#type).
+RUST_KEYWORDS = frozenset(
+    "abstract as async await become box const continue crate do dyn else enum extern false final fn for gen if impl "
+    "in let loop macro match mod move mut override priv pub ref return static struct trait true try type typeof "
+    "unsafe unsized use virtual where while yield".split()
+)
 
 
 def kernel_name(op: str, overload: str) -> str:
@@ -45,6 +53,36 @@ def cpp_declaration(op: str, overload: str, sig: Signature) -> str:
     else:
         ret = cpp_type(sig.returns, param=False)
     return f"{ret} {kernel_name(op, overload)}({', '.join(params)})"
+
+
+def rust_ident(name: str) -> str:
+    """A parameter name as Rust spells it (raw identifier for a keyword)."""
+    return f"r#{name}" if name in RUST_KEYWORDS else name
+
+
+def rust_type(t: NativeType, *, param: bool) -> str:
+    """The idiomatic Rust type: views for tensors, borrowed slices and str for inputs, owned results."""
+    if t.kind == "tensor":
+        return f"&TensorRef<{t.dtype.rust}>"
+    if t.kind == "list":
+        if param:
+            return "&[&str]" if t.elem.name == "str" else f"&[{RUST_SCALARS[t.elem.name]}]"
+        return f"Vec<{RUST_SCALARS[t.elem.name]}>"
+    if t.name == "str":
+        return "&str" if param else "String"
+    return RUST_SCALARS[t.name]
+
+
+def rust_declaration(op: str, overload: str, sig: Signature) -> str:
+    """The exact Rust signature the LLM implements (in kernel.rs, after
+    ``use opgen::{Error, ErrorKind, Result, TensorMut, TensorRef};``)."""
+    params = [f"{rust_ident(p.name)}: {rust_type(p.type, param=True)}" for p in sig.params]
+    if sig.returns.is_tensor:
+        params.append(f"out: &mut TensorMut<{sig.returns.dtype.rust}>")
+        ret = "()"
+    else:
+        ret = rust_type(sig.returns, param=False)
+    return f"pub fn {kernel_name(op, overload)}({', '.join(params)}) -> Result<{ret}>"
 
 
 def c_params(sig: Signature) -> list[tuple[str, str]]:
@@ -79,8 +117,10 @@ def c_declaration(op: str, overload: str, sig: Signature) -> str:
     return f"int32_t {c_symbol(op, overload)}({params})"
 
 
-def native_signature(op: str, overload: str, sig: Signature) -> dict:
-    """What a registry entry records for the compiler: types in, type out, both spellings."""
+def native_signature(op: str, overload: str, sig: Signature, target: str = "cpp") -> dict:
+    """What a registry entry records for the compiler: types in, type out, both spellings
+    (and the Rust one for a Rust kernel)."""
+    rust = {"rust": rust_declaration(op, overload, sig)} if target == "rust" else {}
     return {
         "params": [{"name": p.name, "type": str(p.type)} for p in sig.params],
         "returns": str(sig.returns),
@@ -89,4 +129,5 @@ def native_signature(op: str, overload: str, sig: Signature) -> dict:
         "c": c_declaration(op, overload, sig),
         "c_symbol": c_symbol(op, overload),
         "abi_version": 1,
+        **rust,
     }

@@ -28,11 +28,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import policy
+from . import admission_rust, policy, policy_rust
 from .abi import c_symbol
 from .build import SANITIZER_FLAGS, BuildJob, BuildResult, build, inspect_object, sanitizer_job, sanitizer_runtime
-from .shim import render_shim
 from .spec import Overload, Spec
+from .targets import backend, build_any
 from .verify.harness import Limits, Verdict, sanitizer_options, verify_library
 
 
@@ -52,7 +52,7 @@ class GateSettings:
 @dataclass
 class GateResult:
     ok: bool
-    stage: str  # policy | compile | verify | sanitizer | admission | pass
+    stage: str  # policy | compile | verify | sanitizer (C++) | checked (Rust) | admission | pass
     feedback: str  # for the LLM and the user
     verdicts: list[Verdict] = field(default_factory=list)  # development, then admission runs
     build: BuildResult | None = None
@@ -75,16 +75,14 @@ def salted_seed(spec: Spec, overload: Overload, salt: str, role: str) -> int:
     return int(hashlib.sha256(f"{salt}/{spec.op}/{overload.name}/{role}".encode()).hexdigest()[:8], 16)
 
 
-def build_job(spec: Spec, overload: Overload, source: str) -> BuildJob:
-    return BuildJob(
-        name=f"{spec.op}__{overload.name}",
-        sources={"kernel.cpp": source, "shim.cpp": render_shim(spec, overload)},
-        threads=spec.threads_allowed(overload),
-    )
+def build_job(spec: Spec, overload: Overload, source: str, target: str = "cpp") -> BuildJob:
+    """The build of a candidate with its generated shim (a RustBuildJob for target rust)."""
+    return backend(target).job(spec, overload, source)
 
 
-def check_policy(spec: Spec, overload: Overload, source: str) -> GateResult | None:
-    violations = policy.check(source, threads_allowed=spec.threads_allowed(overload))
+def check_policy(spec: Spec, overload: Overload, source: str, target: str = "cpp") -> GateResult | None:
+    rules = policy_rust.check if backend(target).target == "rust" else policy.check
+    violations = rules(source, threads_allowed=spec.threads_allowed(overload))
     if violations:
         return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations))
     return None
@@ -152,22 +150,39 @@ class _SanitizerRun(threading.Thread):
 
 
 def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings = GateSettings(),
-             built: BuildResult | None = None, fresh_seeds: list[int] | None = None) -> GateResult:
-    """Everything a candidate must pass before admission, in order, stopping at the first failure."""
-    if (rejected := check_policy(spec, overload, source)) is not None:
+             built: BuildResult | None = None, fresh_seeds: list[int] | None = None,
+             target: str = "cpp") -> GateResult:
+    """Everything a candidate must pass before admission, in order, stopping at the first failure.
+
+    ``target`` rust: the Rust policy, a rustc build, the library audit against its baseline,
+    and a checked build (stage "checked") where C++ gets its sanitizer run."""
+    rust = backend(target).target == "rust"
+    if (rejected := check_policy(spec, overload, source, target)) is not None:
         return rejected
-    job = build_job(spec, overload, source)
-    result = built or build([job])[0]
+    job = build_job(spec, overload, source, target)
+    result = built or build_any([job])[0]
     threads = spec.threads_allowed(overload)
-    rejected, imports = audit_build(result, threads)
-    if rejected is not None:
-        return rejected
+    if rust:
+        found, imports = admission_rust.audit(spec, overload, result)
+        if found:
+            return GateResult(False, "policy", "\n".join(f"- {v}" for v in found), build=result)
+    else:
+        rejected, imports = audit_build(result, threads)
+        if rejected is not None:
+            return rejected
     if not result.ok:
         return GateResult(False, "compile", result.diagnostics or "the build failed without diagnostics", build=result)
     symbol = c_symbol(spec.op, overload.name)
     # The sanitizer variant is compiled (or found in the cache) and run while the development run
     # goes on: on a fresh candidate its compile is off the critical path.
-    sanitizer = _SanitizerRun(job, None, symbol, spec, overload, settings) if settings.sanitizer_examples else None
+    sanitizer = None
+    if settings.sanitizer_examples and rust:
+        sanitizer = admission_rust.CheckedRun(
+            job, symbol, spec, overload, limits=settings.limits, examples=settings.sanitizer_examples,
+            seed=(salted_seed(spec, overload, settings.seed_salt, "sanitizer") if settings.seed_salt
+                  else sanitizer_seed(spec, overload)))
+    elif settings.sanitizer_examples:
+        sanitizer = _SanitizerRun(job, None, symbol, spec, overload, settings)
     if sanitizer is not None:
         sanitizer.start()
 
@@ -197,12 +212,17 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         san = finish_sanitizer()
     verdicts += admission
     if san is not None and not san.ok:
+        if rust:
+            return GateResult(False, "checked", sanitizer.feedback(), verdicts, result, sanitizer=san)
         return GateResult(False, "sanitizer", san.as_feedback(), verdicts, result, sanitizer=san)
     for v in admission:
         if not v.ok:
             return GateResult(False, "admission", v.as_feedback(), verdicts, result, sanitizer=san)
     ev = evidence(spec, overload, verdicts, result, settings)
     ev["sanitizer"] = sanitizer.record() if sanitizer is not None else {"ran": False, "note": "disabled (sanitizer_examples=0)"}
+    if rust:  # say truthfully what ran: no sanitizer, a checked build
+        ev["checked_build"] = ev["sanitizer"]
+        ev["sanitizer"] = {"ran": False, "note": admission_rust.NO_SANITIZER_NOTE}
     ev["import_audit"] = imports
     return GateResult(True, "pass", f"{sum(v.examples for v in verdicts)} examples passed", verdicts, result,
                       evidence=ev, sanitizer=san)

@@ -1,7 +1,8 @@
 """The adversarial corpus: known-bad candidates, each with the rejection it must get.
 
 ``verification/corpus/manifest.yaml`` lists the entries. Each names a source file
-``verification/corpus/<name>.cpp`` (its header comment describes the cheat), the op
+``verification/corpus/<name>.cpp`` or ``<name>.rs`` (a Rust candidate; its header comment
+describes the cheat), the op
 and overload it claims to implement, and the rejection it must get: the gate stage,
 the kind (a policy rule id, or a verdict kind such as value, error, input_modified,
 nondeterministic, crash, timeout, forbidden_syscall, output_flood, sanitizer) and text
@@ -31,17 +32,18 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .admission import GateResult, GateSettings, build_job, check_policy, run_gate
-from .build import BuildResult, build
+from .build import BuildResult
 from .errors import OpgenError
 from .project import Project
 from .registry import Registry
 from .spec import Spec, load_all
+from .targets import BACKENDS, backend, build_any, target_of_file
 from .specyaml import line_of, load_with_lines
 from .verify.harness import Limits
 
 CORPUS_DIR = Path("verification") / "corpus"
 MANIFEST = "manifest.yaml"
-STAGES = ("policy", "compile", "verify", "admission", "sanitizer")
+STAGES = ("policy", "compile", "verify", "admission", "sanitizer", "checked")  # checked: Rust's checked build
 
 # Small example counts keep the corpus fast; every entry was checked to be caught with
 # these counts (the development seed is fixed, so a development-stage rejection is
@@ -117,6 +119,12 @@ class CorpusEntry(_Strict):
         assert self.path is not None
         return self.path.read_text()
 
+    @property
+    def target(self) -> str:
+        """cpp, or rust for a .rs entry."""
+        assert self.path is not None
+        return target_of_file(self.path)
+
 
 def corpus_dir(project: Project) -> Path:
     return project.root / CORPUS_DIR
@@ -155,11 +163,14 @@ def load_manifest(directory: Path, specs: dict[str, Spec] | None = None) -> list
         if entry.name in seen:
             errors.append(f"{where}: entry {entry.name!r} appears twice")
         seen.add(entry.name)
-        source = directory / f"{entry.name}.cpp"
+        source = next((p for p in (directory / f"{entry.name}{b.suffix}" for b in BACKENDS.values()) if p.exists()),
+                      directory / f"{entry.name}.cpp")
         if not source.exists():
             errors.append(f"{where}: {entry.name}: no source file {source.name} next to the manifest")
         elif not source.read_text().lstrip().startswith("//"):
             errors.append(f"{where}: {entry.name}: {source.name} must open with a comment describing the cheat")
+        if entry.memorize and source.suffix != ".cpp":
+            errors.append(f"{where}: {entry.name}: memorize fills a C++ table; it is for .cpp entries only")
         if entry.memorize and source.exists() and MEMO_BEGIN not in source.read_text():
             errors.append(f"{where}: {entry.name}: memorize needs a table between {MEMO_BEGIN!r} and {MEMO_END!r}")
         if specs is not None:
@@ -169,7 +180,7 @@ def load_manifest(directory: Path, specs: dict[str, Spec] | None = None) -> list
                 errors.append(f"{where}: {entry.name}: {entry.op} has no overload {entry.overload!r}")
         entries.append(entry.model_copy(update={"path": source}))
     listed = {e.name for e in entries}
-    for stray in sorted(directory.glob("*.cpp")):
+    for stray in sorted(p for b in BACKENDS.values() for p in directory.glob(f"*{b.suffix}")):
         if stray.stem not in listed:
             errors.append(f"{path}:1: {stray.name} is not in the manifest; add an entry for it or remove it")
     if errors:
@@ -197,7 +208,7 @@ class Rejection:
         sanitizer = gate.sanitizer  # the ASan+UBSan run's verdict, kept apart
         if gate.stage == "policy":
             kinds = sorted(set(re.findall(r"\[rule ([\w-]+)\]", gate.feedback)))
-        elif gate.stage == "sanitizer" and sanitizer is not None:
+        elif gate.stage in ("sanitizer", "checked") and sanitizer is not None:
             kinds = [sanitizer.kind]
         elif failed:
             kinds = [failed[0].kind]
@@ -274,11 +285,11 @@ class HonestKernel:
     source: str
 
 
-def honest_kernels(project: Project) -> list[HonestKernel]:
-    """The shipped kernels: every C++ registry entry's committed source."""
+def honest_kernels(project: Project, targets: tuple[str, ...] = ("cpu-cpp", "cpu-rust")) -> list[HonestKernel]:
+    """The shipped kernels: every C++ and Rust registry entry's committed source."""
     out = []
     for entry in Registry(project.generated).entries():
-        if entry.target != "cpu-cpp":
+        if entry.target not in targets:
             continue
         kernel = entry.file("kernel")
         if kernel.exists():
@@ -287,13 +298,13 @@ def honest_kernels(project: Project) -> list[HonestKernel]:
 
 
 def gate(spec: Spec, overload_name: str, source: str, settings: GateSettings = SETTINGS,
-         built: BuildResult | None = None) -> tuple[GateResult, float]:
+         built: BuildResult | None = None, target: str = "cpp") -> tuple[GateResult, float]:
     """One source through the admission gate (policy first: a source that fails it is never built)."""
     started = time.monotonic()
     overload = spec.overload(overload_name)
-    if check_policy(spec, overload, source) is not None:
+    if check_policy(spec, overload, source, target) is not None:
         built = None
-    result = run_gate(spec, overload, source, settings, built=built)
+    result = run_gate(spec, overload, source, settings, built=built, target=target)
     return result, time.monotonic() - started
 
 
@@ -304,7 +315,7 @@ def run_entry(entry: CorpusEntry, specs: dict[str, Spec], settings: GateSettings
         source = source if source is not None else entry_source(entry, specs, settings)
     except OpgenError as exc:  # the entry could not be prepared: a miss with the reason, not a crash
         return EntryResult(entry, Rejection("corpus", ["memorize"], exc.render()), time.monotonic() - started)
-    result, _ = gate(specs[entry.op], entry.overload, source, settings, built)
+    result, _ = gate(specs[entry.op], entry.overload, source, settings, built, entry.target)
     return EntryResult(entry, Rejection.of(result), time.monotonic() - started)
 
 
@@ -423,21 +434,23 @@ def run_honest(kernel: HonestKernel, specs: dict[str, Spec], settings: GateSetti
                built: BuildResult | None = None) -> HonestResult:
     if kernel.op not in specs:
         return HonestResult(kernel.op, kernel.overload, kernel.target, Rejection("stale", ["stale"], "no spec"), 0.0)
-    result, seconds = gate(specs[kernel.op], kernel.overload, kernel.source, settings, built)
+    result, seconds = gate(specs[kernel.op], kernel.overload, kernel.source, settings, built,
+                           backend(kernel.target).target)
     return HonestResult(kernel.op, kernel.overload, kernel.target, Rejection.of(result), seconds,
                         examples=result.evidence.get("examples", 0))
 
 
-def _prebuild(jobs: list[tuple[Spec, str, str]]) -> list[BuildResult | None]:
-    """Build every policy-clean source in one parallel ninja run; None for the others."""
+def _prebuild(jobs: list[tuple[Spec, str, str, str]]) -> list[BuildResult | None]:
+    """Build every policy-clean source (spec, overload, source, target) in one parallel ninja run
+    per language; None for the others."""
     todo, index = [], []
-    for i, (spec, overload_name, source) in enumerate(jobs):
+    for i, (spec, overload_name, source, target) in enumerate(jobs):
         o = spec.overload(overload_name)
-        if check_policy(spec, o, source) is None:
-            todo.append(build_job(spec, o, source))
+        if check_policy(spec, o, source, target) is None:
+            todo.append(build_job(spec, o, source, target))
             index.append(i)
     out: list[BuildResult | None] = [None] * len(jobs)
-    for i, b in zip(index, build(todo) if todo else []):
+    for i, b in zip(index, build_any(todo) if todo else []):
         out[i] = b
     return out
 
@@ -511,8 +524,8 @@ def run_corpus(project: Project, settings: GateSettings = SETTINGS, *, names: li
             sources[e.name] = entry_source(e, specs, settings)
         except OpgenError:
             sources[e.name] = None  # run_entry reports why
-    built = _prebuild([(specs[e.op], e.overload, sources[e.name] or e.source) for e in entries]
-                      + [(specs[k.op], k.overload, k.source) for k in kernels if k.op in specs])
+    built = _prebuild([(specs[e.op], e.overload, sources[e.name] or e.source, e.target) for e in entries]
+                      + [(specs[k.op], k.overload, k.source, backend(k.target).target) for k in kernels if k.op in specs])
     entry_builds, honest_builds = built[:len(entries)], iter(built[len(entries):])
     kernel_builds = [next(honest_builds) if k.op in specs else None for k in kernels]
 

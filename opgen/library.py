@@ -10,12 +10,12 @@ import re
 
 from .abi import kernel_name
 from .admission import GateSettings, build_job, run_gate
-from .build import BuildJob, build
+from .build import BuildJob
 from .errors import OpgenError
 from .project import Project
 from .registry import Entry, Registry
-from .shim import render_shim
 from .spec import TARGET_IDS, Overload, Spec, load_all
+from .targets import backend, build_any, target_of_file
 
 
 @dataclass
@@ -63,8 +63,9 @@ def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[
 
 
 def build_job_for(entry: Entry, spec: Spec, overload: Overload) -> BuildJob:
-    """How an admitted entry's committed kernel is rebuilt (re-verification, benchmarks)."""
-    return build_job(spec, overload, entry.file("kernel").read_text())
+    """How an admitted entry's committed kernel is rebuilt (re-verification, benchmarks); build it with
+    ``targets.build_any`` (a Rust entry gives a Rust job)."""
+    return build_job(spec, overload, entry.file("kernel").read_text(), backend(entry.target).target)
 
 
 @dataclass
@@ -99,13 +100,13 @@ def reverify(project: Project, rows: list[Row], settings: GateSettings = GateSet
         spec = specs[row.op]
         overload = spec.overload(row.overload)
         shim = row.entry.file("shim").read_text()
-        if shim != render_shim(spec, overload):
+        if shim != backend(row.target).shim(spec, overload):
             out.append(Reverified(row, False, "stale", "the committed shim differs from what opgen generates now", {}))
             continue
         todo.append((row, spec, overload, row.entry.file("kernel").read_text()))
-    built = build([build_job_for(row.entry, spec, overload) for row, spec, overload, _ in todo])
+    built = build_any([build_job_for(row.entry, spec, overload) for row, spec, overload, _ in todo])
     for (row, spec, overload, source), b in zip(todo, built):
-        gate = run_gate(spec, overload, source, settings, built=b)
+        gate = run_gate(spec, overload, source, settings, built=b, target=backend(row.target).target)
         out.append(Reverified(row, gate.ok, gate.stage, gate.feedback, gate.evidence))
         progress(row)
     return out
@@ -113,12 +114,14 @@ def reverify(project: Project, rows: list[Row], settings: GateSettings = GateSet
 
 def verify_source(project: Project, op: str, overload_name: str | None, source_path: Path,
                   settings: GateSettings = GateSettings()) -> list[tuple[str, Any]]:
-    """Put a hand-written file through the admission gate, for one overload or all of an op's."""
+    """Put a hand-written file through the admission gate, for one overload or all of an op's
+    (a .rs file as a Rust kernel, anything else as C++)."""
     specs = load_all(project.specs)
     if op not in specs:
         raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
     spec = specs[op]
     source = source_path.read_text()
+    target = target_of_file(source_path)
     if overload_name:
         overloads = [spec.overload(overload_name)]
     else:  # the overloads whose kernel function the file defines
@@ -126,5 +129,6 @@ def verify_source(project: Project, op: str, overload_name: str | None, source_p
         if not overloads:
             names = ", ".join(kernel_name(op, o.name) for o in spec.overloads)
             raise OpgenError(f"{source_path} defines none of {op}'s kernel functions ({names})",
-                             hint="define one of them inside namespace opgen::kernels, or pass --overload")
-    return [(o.name, run_gate(spec, o, source, settings)) for o in overloads]
+                             hint="define one of them (inside namespace opgen::kernels in C++, as a pub fn in "
+                                  "Rust), or pass --overload")
+    return [(o.name, run_gate(spec, o, source, settings, target=target)) for o in overloads]

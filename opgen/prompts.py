@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from .abi import cpp_declaration, kernel_name
+from .abi import cpp_declaration, kernel_name, rust_declaration
 from .errors import SpecError
 from .spec import PLAIN_VARIANT, Domain, Overload, Spec
 
@@ -44,7 +44,7 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "overload": overload,
         "target": target,
         "signature": str(sig),
-        "declaration": cpp_declaration(spec.op, overload.name, sig),
+        "declaration": (rust_declaration if target == "rust" else cpp_declaration)(spec.op, overload.name, sig),
         "kernel_name": kernel_name(spec.op, overload.name),
         "returns_tensor": sig.returns.is_tensor,
         "shape_rule": overload.rule.describe() if overload.rule else None,

@@ -23,9 +23,9 @@ from .llm.recordings import Recordings
 from .project import Project
 from .prompts import render_repair, render_request
 from .registry import Entry, Registry
-from .shim import render_shim
 from .spec import PLAIN_VARIANT, TARGET_IDS, Overload, Spec
 from .speclint import require_clean
+from .targets import backend
 
 Report = Callable[[str], None]
 
@@ -93,7 +93,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
         else:
             recordings.save(spec.op, overload.name, target, request.messages, reply.answer, reply.provenance)
         report(f"attempt {number}: building and verifying")
-        gate = run_gate(spec, overload, reply.answer.source, settings)
+        gate = run_gate(spec, overload, reply.answer.source, settings, target=target)
         seconds = time.monotonic() - started
         outcome.attempts.append(Attempt(number, gate.stage, gate.feedback, reply.provenance, seconds))
         transcript["exchanges"].append({
@@ -107,7 +107,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
         if gate.ok:
             report(f"attempt {number}: admitted ({gate.feedback})")
             transcript["finished"] = now()
-            outcome.entry = _admit(registry, spec, overload, target_id, reply.answer.source, gate, transcript,
+            outcome.entry = _admit(registry, spec, overload, target, reply.answer.source, gate, transcript,
                                    reply.provenance, number, outcome.tokens, request.digest, variant)
             outcome.admitted = True
             outcome.transcript_path = outcome.entry.file("transcript")
@@ -123,17 +123,19 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
     return outcome
 
 
-def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, source: str, gate: GateResult,
+def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, source: str, gate: GateResult,
            transcript: dict, provenance: dict, attempts: int, tokens: dict, digest: str,
            variant: str = PLAIN_VARIANT) -> Entry:
-    shim = render_shim(spec, overload)
+    files = backend(target)
+    target_id = files.target_id
+    shim = files.shim(spec, overload)
     transcript_text = json.dumps(transcript, indent=2) + "\n"
     data = {
         "op": spec.op,
         "overload": overload.name,
         "target": target_id,
         "status": "verified",
-        "signature": native_signature(spec.op, overload.name, overload.sig),
+        "signature": native_signature(spec.op, overload.name, overload.sig, target),
         "spec": {"path": _rel(spec.path), "hash": spec.overload_hash(overload)},
         "build": gate.evidence["build"],
         "evidence": gate.evidence,
@@ -148,7 +150,7 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target_id: str, s
         "admitted_at": now(),
     }
     return registry.admit(spec.op, overload.name, target_id,
-                          {"kernel": ("kernel.cpp", source), "shim": ("shim.cpp", shim),
+                          {"kernel": (files.kernel_file, source), "shim": (files.shim_file, shim),
                            "transcript": ("transcript.json", transcript_text)}, data, variant=variant)
 
 

@@ -6,7 +6,7 @@ recorded under generated/recordings/, which is what lets ``opgen synthesize`` re
 offline, and the registry entry's provenance says provider "file", no model, and who
 answered. Usage:
 
-    python scripts/record_answers.py [--answered-by WHO] [OP__OVERLOAD[@VARIANT] ...]
+    python scripts/record_answers.py [--answered-by WHO] [--target cpp|rust] [OP__OVERLOAD[@VARIANT] ...]
     python scripts/record_answers.py --prune     # delete recordings no entry asks for any more
 """
 
@@ -57,7 +57,7 @@ def prune() -> int:
         if e.op in specs:
             spec = specs[e.op]
             messages = render_request(project.prompts, spec, spec.overload(e.overload), cli_target[e.target], e.variant)
-            keep.add(request_hash(messages)[:16])
+            keep.add(request_hash(messages, cli_target[e.target])[:16])
     removed = [p for p in sorted(project.recordings.glob("*/*.json")) if p.stem.rsplit(".", 1)[-1] not in keep]
     for p in removed:
         p.unlink()
@@ -72,11 +72,15 @@ def main() -> int:
                         help="answer file stems, e.g. operator.matmul__f32 or operator.matmul__f32@blocked (default: all)")
     parser.add_argument("--answered-by", default="opgen developers (hand-written answers in answers/)")
     parser.add_argument("--examples", type=int, default=None)
+    parser.add_argument("--target", choices=("cpp", "rust"), default=None,
+                        help="only answers/<target>/ (default: every target; a name may match one in each)")
     parser.add_argument("--prune", action="store_true", help="only delete recordings no entry asks for any more")
     args = parser.parse_args()
     if args.prune:
         return prune()
     answers = sorted(p for p in (ROOT / "answers").glob("*/*") if p.suffix in (".cpp", ".rs"))
+    if args.target:
+        answers = [a for a in answers if a.parent.name == args.target]
     if args.names:
         answers = [a for a in answers if a.stem in args.names]
     failed = [a.stem for a in answers if record(a, args.answered_by, args.examples) != 0]

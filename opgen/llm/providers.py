@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..errors import AwaitingAnswer, ConfigError, OpgenError
 from .recordings import Recordings, request_hash
-from .response import KernelAnswer
+from .response import KernelAnswer, answer_model
 
 MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON", "json_schema": "JSON_SCHEMA"}
 NO_ENDPOINT_HINT = (
@@ -98,7 +98,7 @@ class Request:
 
     @property
     def digest(self) -> str:
-        return request_hash(self.messages)
+        return request_hash(self.messages, self.target)
 
 
 @dataclass
@@ -199,7 +199,7 @@ class OpenAIProvider:
             extra["token_budget"] = self.budget.remaining  # instructor stops re-asking once it is spent
         try:
             answer, completion = self.client.chat.completions.create_with_completion(
-                model=self.model, messages=request.messages, response_model=KernelAnswer.expecting(request.context),
+                model=self.model, messages=request.messages, response_model=answer_model(request.target).expecting(request.context),
                 max_retries=self.reasks, **extra,  # no context=: instructor would template the messages with it
             )
         except IncompleteOutputException:
@@ -227,7 +227,7 @@ class OpenAIProvider:
         except ValueError as exc:  # a truncated or non-JSON body the client could not decode
             raise _not_json(self.base_url, exc) from None
         return Reply(
-            answer=KernelAnswer(source=answer.source, notes=answer.notes),
+            answer=answer_model(request.target)(source=answer.source, notes=answer.notes),
             provenance={
                 "provider": "openai-compatible",
                 "base_url": self.base_url,
@@ -328,7 +328,7 @@ class ReplayProvider:
                 hint=NO_ENDPOINT_HINT,
             )
         try:
-            answer = KernelAnswer.model_validate(rec["answer"], context=request.context)
+            answer = answer_model(request.target).model_validate(rec["answer"], context=request.context)
         except ValidationError as exc:
             raise OpgenError(f"recording {rec['_path']} holds an invalid answer: {exc}") from None
         original = rec["provenance"]
@@ -344,7 +344,8 @@ class FileProvider:
     """The air-gapped path: the prompt is written to a file and the answer read back.
 
     Run once to get ``<id>.prompt.md``; paste it into any chat; save the reply's C++ as
-    ``<id>.answer.cpp`` (or ``{"source": ..., "notes": ...}`` as ``<id>.answer.json``);
+    ``<id>.answer.cpp`` (Rust as ``<id>.answer.rs``; or ``{"source": ..., "notes": ...}`` as
+    ``<id>.answer.json``);
     run the same command again.
     """
 
@@ -358,7 +359,8 @@ class FileProvider:
         self.dir.mkdir(parents=True, exist_ok=True)
         stem = f"{request.op}__{request.overload}.{request.target}.{request.digest[:16]}"
         prompt = self.dir / f"{stem}.prompt.md"
-        cpp, js = self.dir / f"{stem}.answer.cpp", self.dir / f"{stem}.answer.json"
+        ext, language = ("rs", "Rust") if request.target == "rust" else ("cpp", "C++")
+        cpp, js = self.dir / f"{stem}.answer.{ext}", self.dir / f"{stem}.answer.json"
         if not prompt.exists():
             prompt.write_text(render_conversation(request.messages))
         if js.exists():
@@ -368,11 +370,11 @@ class FileProvider:
         else:
             raise AwaitingAnswer(
                 f"wrote the prompt to {prompt}",
-                hint=f"answer it (any chat window will do), save the C++ source as {cpp} "
+                hint=f"answer it (any chat window will do), save the {language} source as {cpp} "
                      f"(or JSON {{\"source\", \"notes\"}} as {js}), then run the same command again",
             )
         try:
-            answer = KernelAnswer.model_validate(raw, context=request.context)
+            answer = answer_model(request.target).model_validate(raw, context=request.context)
         except ValidationError as exc:
             raise OpgenError(f"the answer in {cpp if cpp.exists() else js} is not usable: {exc.errors()[0]['msg']}",
                              hint="fix the file and run the same command again") from None

@@ -15,11 +15,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .response import KernelAnswer
+from .response import KernelAnswer, answer_model
 
 
-def request_hash(messages: list[dict[str, str]]) -> str:
-    blob = {"messages": messages, "schema": KernelAnswer.model_json_schema()}
+def request_hash(messages: list[dict[str, str]], target: str = "cpp") -> str:
+    """What a recording is found by: the conversation and the answer schema (the target's)."""
+    blob = {"messages": messages, "schema": answer_model(target).model_json_schema()}
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
@@ -40,7 +41,7 @@ class Recordings:
 
     def save(self, op: str, overload: str, target: str, messages: list[dict[str, str]], answer: KernelAnswer,
              provenance: dict[str, Any]) -> Path:
-        digest = request_hash(messages)
+        digest = request_hash(messages, target)
         path = self.path_for(op, overload, target, digest)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9+]*\s*\n(.*?)\n\s*```\s*$", re.S)
+LANGUAGES = {"cpp": "C++", "rust": "Rust"}
 
 
 class KernelAnswer(BaseModel):
@@ -38,6 +39,8 @@ class KernelAnswer(BaseModel):
         return type(cls.__name__, (cls,), {"__module__": cls.__module__, "__doc__": cls.__doc__,
                                            "__qualname__": cls.__qualname__, "expected": dict(context)})
 
+    language: ClassVar[str] = "cpp"
+
     @field_validator("source")
     @classmethod
     def _check(cls, v: str, info: ValidationInfo) -> str:
@@ -45,9 +48,11 @@ class KernelAnswer(BaseModel):
         if m:  # a fenced answer is still a usable answer
             v = m.group(1)
         if not v.strip():
-            raise ValueError("source is empty; send the whole C++ file")
+            raise ValueError(f"source is empty; send the whole {LANGUAGES[cls.language]} file")
         ctx = info.context or cls.expected
         name = ctx.get("kernel_name")
+        if cls.language == "rust":
+            return _check_rust(v, name)
         if name and not re.search(rf"\b{re.escape(name)}\s*\(", v):
             raise ValueError(f"source does not define the function {name}(...) with the exact signature requested")
         if "namespace opgen" not in v:
@@ -57,3 +62,32 @@ class KernelAnswer(BaseModel):
         if re.search(r"\bint\s+main\s*\(", v):
             raise ValueError("do not define main(); write only the kernel")
         return v
+
+
+class RustKernelAnswer(KernelAnswer):
+    """One complete Rust module implementing the requested kernel."""
+
+    source: str = Field(
+        description="The complete Rust module (edition 2021, std only): `use opgen::{...};`, then the requested "
+        "pub fn. No unsafe, no extern, no #[no_mangle], no main(), no markdown fences."
+    )
+    language: ClassVar[str] = "rust"
+
+
+def _check_rust(v: str, name: str | None) -> str:
+    if re.search(r"^\s*#\s*include\b|\bnamespace\s+opgen\b|\bstd::vector\s*<", v, re.M):
+        raise ValueError("this looks like C++; answer with the Rust module that was asked for")
+    if "```" in v:
+        raise ValueError("the source holds markdown fences; send only the Rust source")
+    if name and not re.search(rf"\bfn\s+{re.escape(name)}\s*[<(]", v):
+        raise ValueError(f"source does not define `pub fn {name}(...)` with the exact signature requested")
+    if re.search(r'\bextern\s+"C"|#\s*\[\s*no_mangle', v):
+        raise ValueError('do not write extern "C" or #[no_mangle] code; opgen generates the C-ABI shim itself')
+    if re.search(r"\bfn\s+main\s*\(", v):
+        raise ValueError("do not define main(); write only the kernel")
+    return v
+
+
+def answer_model(target: str) -> type[KernelAnswer]:
+    """The response model for a target's kernels (C++ for anything but rust)."""
+    return RustKernelAnswer if target == "rust" else KernelAnswer

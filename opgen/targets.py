@@ -1,0 +1,73 @@
+"""The native targets as data: what differs between a C++ and a Rust kernel.
+
+File names in the registry, the language's name in prompts and messages, the shim
+generator, the build job, and a ``build_any`` that builds a mixed list of jobs (C++ jobs in
+one ninja run, Rust jobs in another) with results in job order. Everything else (the
+gate's stages, the harness, the sandbox, the registry) is shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .build import BuildJob, BuildResult, build
+from .build_rust import RustBuildJob, build_rust, rust_job
+from .errors import OpgenError
+from .shim import render_shim as render_cpp_shim
+from .shim_rust import render_rust_shim
+from .spec import TARGET_IDS, Overload, Spec
+
+
+@dataclass(frozen=True)
+class Backend:
+    target: str  # as in specs and on the command line: cpp, rust
+    language: str  # for people: C++, Rust
+    kernel_file: str  # the LLM-written source, as the registry stores it
+    shim_file: str  # the generated C-ABI shim
+    suffix: str  # of hand-written answers and corpus entries
+    render: Callable[[Spec, Overload], str]
+
+    @property
+    def target_id(self) -> str:
+        return TARGET_IDS[self.target]
+
+    def shim(self, spec: Spec, overload: Overload) -> str:
+        return self.render(spec, overload)
+
+    def job(self, spec: Spec, overload: Overload, source: str) -> BuildJob | RustBuildJob:
+        threads = spec.threads_allowed(overload)
+        name = f"{spec.op}__{overload.name}"
+        if self.target == "rust":
+            return rust_job(name, source, render_rust_shim(spec, overload), threads=threads)
+        return BuildJob(name=name, sources={"kernel.cpp": source, "shim.cpp": render_cpp_shim(spec, overload)},
+                        threads=threads)
+
+
+BACKENDS = {
+    "cpp": Backend("cpp", "C++", "kernel.cpp", "shim.cpp", ".cpp", render_cpp_shim),
+    "rust": Backend("rust", "Rust", "kernel.rs", "shim.rs", ".rs", render_rust_shim),
+}
+
+
+def backend(target: str) -> Backend:
+    """The backend of a target, by its spec name (cpp) or registry id (cpu-cpp)."""
+    name = {v: k for k, v in TARGET_IDS.items()}.get(target, target)
+    if name not in BACKENDS:
+        raise OpgenError(f"target {target!r} has no backend yet", hint=f"choose one of {', '.join(BACKENDS)}")
+    return BACKENDS[name]
+
+
+def target_of_file(path: Path) -> str:
+    """The target a hand-written source is for, by its suffix (.rs is Rust, anything else C++)."""
+    return next((b.target for b in BACKENDS.values() if Path(path).suffix == b.suffix), "cpp")
+
+
+def build_any(jobs: list[BuildJob | RustBuildJob]) -> list[BuildResult]:
+    """Build C++ and Rust jobs (each language in one parallel ninja run); results in job order."""
+    rust = [j for j in jobs if isinstance(j, RustBuildJob)]
+    cpp = [j for j in jobs if not isinstance(j, RustBuildJob)]
+    done = dict(zip(map(id, cpp), build(cpp) if cpp else []))
+    done.update(zip(map(id, rust), build_rust(rust) if rust else []))
+    return [done[id(j)] for j in jobs]
