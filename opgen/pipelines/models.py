@@ -81,8 +81,7 @@ def bert_config(model_dir: Path, max_batch: int = 32, tokenizer: Any = None) -> 
     c = _read_json(model_dir / "config.json")
     if c.get("hidden_act", "gelu") != "gelu" or c.get("position_embedding_type", "absolute") != "absolute":
         raise OpgenError(f"{model_dir}: only BERT encoders with exact GELU and absolute positions are supported")
-    st = _read_json(model_dir / "sentence_bert_config.json") if (model_dir / "sentence_bert_config.json").exists() else {}
-    max_length = int(st.get("max_seq_length", c["max_position_embeddings"]))
+    max_length = max_seq_length(model_dir, c)
     return [c["num_hidden_layers"], c["hidden_size"], c["num_attention_heads"], c["intermediate_size"],
             max_length, c["vocab_size"], c["max_position_embeddings"], max_batch, c["layer_norm_eps"]]
 
@@ -102,21 +101,51 @@ def gemma_config(model_dir: Path, max_batch: int = 32, tokenizer: Any = None) ->
     modules = _read_json(model_dir / "modules.json") if (model_dir / "modules.json").exists() else []
     dense = []
     for m in modules:
-        if m.get("type", "").endswith("models.Dense"):
+        if m.get("type", "").rsplit(".", 1)[-1] == "Dense":  # sentence_transformers.models.Dense and its later homes
             d = _read_json(model_dir / m["path"] / "config.json")
             activation = d.get("activation_function", "torch.nn.modules.linear.Identity")
             if not activation.endswith("Identity"):
                 raise OpgenError(f"{model_dir / m['path']}: Dense activation {activation} is not supported (only Identity)")
             dense += [int(m["path"].split("_", 1)[0]), d["in_features"], d["out_features"], 1 if d.get("bias", True) else 0]
-    st = _read_json(model_dir / "sentence_bert_config.json") if (model_dir / "sentence_bert_config.json").exists() else {}
     tokenizer = tokenizer or gemma_tokenizer(model_dir)
     add_bos, add_eos = int(tokenizer.add_bos), int(tokenizer.add_eos)
     head_dim = int(c.get("head_dim", c["hidden_size"] // c["num_attention_heads"]))
+    theta, local_theta = _rope_thetas(c, model_dir)
     return [layers, c["hidden_size"], c["intermediate_size"], c["num_attention_heads"], c["num_key_value_heads"],
-            head_dim, c["vocab_size"], c.get("sliding_window") or 0, c.get("rope_theta", 1e6),
-            c.get("rope_local_base_freq", 1e4), c.get("query_pre_attn_scalar", head_dim), c["rms_norm_eps"],
-            int(st.get("max_seq_length", c.get("max_position_embeddings", 2048))), max_batch, add_bos, add_eos,
+            head_dim, c["vocab_size"], c.get("sliding_window") or 0, theta, local_theta,
+            c.get("query_pre_attn_scalar", head_dim), c["rms_norm_eps"],
+            max_seq_length(model_dir, c), max_batch, add_bos, add_eos,
             len(dense) // 4, *dense, *[1 if t == "sliding_attention" else 0 for t in types]]
+
+
+def max_seq_length(model_dir: Path, config: dict) -> int:
+    """Where sentence-transformers truncates: sentence_bert_config.json's max_seq_length
+    (releases up to 5), else the tokenizer's model_max_length (release 6 keeps it there),
+    never past the position table."""
+    positions = int(config.get("max_position_embeddings", 512))
+    st = model_dir / "sentence_bert_config.json"
+    value = _read_json(st).get("max_seq_length") if st.exists() else None
+    if value is None and (model_dir / "tokenizer_config.json").exists():
+        value = _read_json(model_dir / "tokenizer_config.json").get("model_max_length")
+    if not isinstance(value, int) or value <= 0 or value > positions:
+        value = positions
+    return value
+
+
+def _rope_thetas(c: dict, model_dir: Path) -> tuple[float, float]:
+    """(global, local) rotary bases: transformers 5 writes rope_parameters per layer type,
+    older configs rope_theta and rope_local_base_freq."""
+    params = c.get("rope_parameters")
+    if isinstance(params, dict) and "full_attention" in params:
+        for kind, p in params.items():
+            if p.get("rope_type", "default") != "default":
+                raise OpgenError(f"{model_dir}: rope_type {p['rope_type']!r} for {kind} is not supported",
+                                 hint="the rotary embedding op implements the default (unscaled) rotation")
+        return (float(params["full_attention"]["rope_theta"]),
+                float(params.get("sliding_attention", params["full_attention"])["rope_theta"]))
+    if c.get("rope_scaling"):
+        raise OpgenError(f"{model_dir}: rope_scaling is not supported", hint="use a config without rope scaling")
+    return float(c.get("rope_theta", 1e6)), float(c.get("rope_local_base_freq", 1e4))
 
 
 def gemma_tokenizer(model_dir: Path) -> Any:
