@@ -58,6 +58,16 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
     }
 
 
+# What a domain's ``strings`` kind draws, in the words the prompt uses.
+STRING_KINDS_TEXT = {
+    "mixed_text": "texts mixing words in any case with accents, other scripts, CJK, digits, ASCII and Unicode "
+                  "punctuation, control and zero-width characters, combining marks, whitespace runs of every kind, "
+                  "words over 100 characters, special-token literals, arbitrary Unicode, and empty strings",
+    "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
+                       "among them), in any order (ids are positions)",
+}
+
+
 def _domain_text(dom: Domain | None) -> str:
     if dom is None:
         return "any value of the type"
@@ -74,6 +84,8 @@ def _domain_text(dom: Domain | None) -> str:
         parts.append(f"indices into the first dim of {dom.index_into} (out-of-range ones where an error is declared)")
     if dom.max_len is not None:
         parts.append(f"length up to {dom.max_len}")
+    if dom.strings != "unicode":
+        parts.append(STRING_KINDS_TEXT[dom.strings])
     if dom.min_dims is not None or dom.max_dims is not None:
         parts.append(f"rank {dom.min_dims or 0} to {dom.max_dims if dom.max_dims is not None else 'any'}")
     return "; ".join(parts) or "any value of the type"

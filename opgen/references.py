@@ -63,3 +63,46 @@ def float_pow(a: float, b: float) -> float:
     if math.isinf(result) and math.isfinite(a) and math.isfinite(b):
         raise OverflowError("result out of range")
     return result
+
+
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def bert_wordpiece_tokenizer(vocab: list[str], max_length: int) -> Any:
+    """A Hugging Face ``tokenizers`` Tokenizer configured as all-MiniLM-L6-v2's tokenizer.json
+    (BertNormalizer with lower-casing and accent stripping, BertPreTokenizer, WordPiece with
+    [UNK], ``##`` and 100 characters a word, the five special tokens matched in the raw text,
+    [CLS] $A [SEP]) over ``vocab`` (id = position), truncating to ``max_length`` tokens and
+    padding with [PAD] to the longest sequence of a batch."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    ids = {token: i for i, token in enumerate(vocab)}
+    if len(ids) != len(vocab):
+        raise ValueError("the vocabulary repeats a token")
+    if missing := [t for t in BERT_SPECIAL_TOKENS if t not in ids]:
+        raise ValueError(f"the vocabulary lacks the special tokens {missing}")
+    if max_length < 2:
+        raise ValueError(f"max_length {max_length} leaves no room for [CLS] and [SEP]; it must be at least 2")
+    tok = Tokenizer(models.WordPiece(ids, unk_token="[UNK]", continuing_subword_prefix="##",
+                                     max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                                lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in BERT_SPECIAL_TOKENS])
+    tok.enable_truncation(max_length=max_length)
+    tok.enable_padding(pad_id=ids["[PAD]"], pad_token="[PAD]")
+    return tok
+
+
+def flatten_encodings(encodings: list[Any]) -> list[int]:
+    """The ids of every row, then the attention mask of every row: 2 x batch x length, row-major."""
+    return [i for e in encodings for i in e.ids] + [m for e in encodings for m in e.attention_mask]
+
+
+def wordpiece_encode(vocab: list[str], texts: list[str], max_length: int) -> list[int]:
+    """``opgen.text.wordpiece_encode``: Hugging Face ``tokenizers``' encode_batch of ``texts``
+    with the BERT uncased pipeline over ``vocab``, flattened (see ``flatten_encodings``)."""
+    tok = bert_wordpiece_tokenizer(vocab, max_length)
+    return flatten_encodings(tok.encode_batch(list(texts))) if texts else []

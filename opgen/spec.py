@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .dtypes import DTYPES, DType
 from .errors import SpecError
-from .nativetypes import Signature, SignatureError, parse_signature
+from .nativetypes import NativeType, Signature, SignatureError, parse_signature
 from .shapes import ShapeRule, ShapeRuleError, parse_shape_rule
 from .specyaml import line_of, load_with_lines
 
@@ -56,6 +56,11 @@ class Domain(Strict):
     max_side: int | None = Field(default=None, ge=1)  # tensors: largest size of one dim
     max_dims: int | None = Field(default=None, ge=0)
     min_dims: int | None = Field(default=None, ge=0)
+    # str and list[str]: which strings are drawn (opgen/verify/text_strategies.py). "unicode":
+    # any text; "mixed_text": what a tokenizer meets (accents, CJK, punctuation, control
+    # characters, whitespace runs, long words, special-token literals, empty strings);
+    # "wordpiece_vocab" (list[str] only): a small WordPiece vocabulary with BERT's special tokens.
+    strings: Literal["unicode", "mixed_text", "wordpiece_vocab"] = "unicode"
 
 
 class BenchTensor(Strict):
@@ -138,6 +143,8 @@ class Overload(Strict):
                 raise ValueError(f"domain names {key!r}, which is not a parameter (have: {names})")
             if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
                 raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
+            if key != "return":
+                _check_strings(key, dom, sig.param(key).type)
         return v
 
     @cached_property
@@ -147,6 +154,16 @@ class Overload(Strict):
     @cached_property
     def rule(self) -> ShapeRule | None:
         return _shape_rule(self.sig, self.shape)
+
+
+def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.strings == "unicode":
+        return
+    is_list = t.kind == "list" and t.elem.name == "str"
+    if not (is_list or (t.kind == "scalar" and t.name == "str")):
+        raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
+    if dom.strings == "wordpiece_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
 
 
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:

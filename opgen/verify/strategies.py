@@ -20,6 +20,7 @@ from hypothesis.extra import numpy as hnp
 from ..dtypes import DType
 from ..nativetypes import NativeType
 from ..spec import Domain, Overload
+from .text_strategies import string_list_strategy, string_strategy
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Lengths that are not multiples of any vector width, so vectorised kernels must
@@ -113,6 +114,8 @@ def _lay_out(values: np.ndarray, layout: str) -> np.ndarray:
 
 
 def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
+    if t.name == "str" and dom.strings != "unicode":
+        return string_strategy(dom)
     if t.name == "int":
         lo = int(dom.min) if dom.min is not None else INT64_MIN
         hi = int(dom.max) if dom.max is not None else INT64_MAX
@@ -184,6 +187,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         elif dom.axis_of is not None:
             ndim = len(shapes[dom.axis_of])
             args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
+        elif t.kind == "list" and dom.strings != "unicode":
+            args[p.name] = draw(string_list_strategy(dom), label=p.name)
         elif t.kind == "list":
             args[p.name] = draw(st.lists(_scalar(t.elem, dom), max_size=dom.max_len or 16), label=p.name)
         else:

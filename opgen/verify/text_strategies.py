@@ -1,0 +1,121 @@
+"""Hypothesis strategies for text parameters (a domain's ``strings`` kind).
+
+``mixed_text`` draws what a tokenizer meets: words in mixed case with accents, other
+scripts, CJK ideographs, digits, punctuation (ASCII and Unicode), control and format
+characters, combining marks (including ones canonical ordering moves), whitespace runs
+of every kind, words longer than WordPiece's 100-character limit, literal special tokens
+and near misses, arbitrary Unicode, and the empty string. Texts are concatenations of
+such segments, so Hypothesis shrinks a failure to the few segments that cause it.
+
+``wordpiece_vocab`` draws a small WordPiece vocabulary: BERT's five special tokens and
+unique pieces (``##`` continuations among them) over the letters the text's words fold
+to, in a drawn order, so that greedy longest-match really has choices to make on the
+drawn text: a fixed real vocabulary almost never exercises backtracking on short pieces.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ..spec import Domain
+
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+# Word letters in the text, and what lower-casing and accent stripping fold them to: the
+# vocabulary is drawn over the folded ones.
+TEXT_LETTERS = "abcdABCDàÁäçÇЖжαΆ"
+VOCAB_LETTERS = "abcdжα"
+WHITESPACE = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2002\u2028\u2029\u202f\u3000"
+PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~¡¿«»—…‘’“”、。「」・！？\u037e"
+# Removed by the normalizer: NUL, C0/C1 controls, soft hyphen, zero-width and BOM, U+FFFD,
+# private use.
+CONTROL = "\x00\x01\x1f\x7f\x9f\xad\u200b\u200d\u2060\ufeff\ufffd\ue000\U000f0000"
+# Combining marks: stripped accents, and marks that survive stripping with a non-zero
+# combining class (canonical ordering reorders runs of them).
+MARKS = "\u0301\u0308\u0327\u0f71\u0344\u302e\u1b44\u08d4\U0001d165\U0001d16d"
+CJK = "中文字一\u3400\uf900\uf9a1\U00020000\U0002f800"
+SCRIPT_WORDS = ("한국어", "ひらがな", "カタカナ", "עברית", "العربية", "हिन्दी", "ไทย", "Ελληνικά", "Straße", "İstanbul")
+SPECIAL_LITERALS = BERT_SPECIAL_TOKENS + ("[cls]", "[CLS", "[[SEP]]", "a[MASK]b")
+# Pieces of the vocabulary beyond the letter words: folded punctuation, CJK, Hangul jamo,
+# kana, digits, marks.
+EXTRA_PIECES = (",", ".", "!", ";", "[", "]", "中", "文", "ᄒ", "##ᅡ", "##ᆫ", "ひ", "##ら", "0", "12", "##3", "straße",
+                "\U0001d165", "##\U0001d165\U0001d16d", "a\U0001d165")
+# The MARKS that survive folding with a non-zero combining class: only pieces holding them
+# make their canonical order visible in the ids, so they are continuations like the letters.
+SURVIVING_MARKS = "\u08d4\u302e\u1b44\U0001d165\U0001d16d"
+
+
+def _one_of_chars(alphabet: str, min_size: int = 1, max_size: int = 1) -> st.SearchStrategy[str]:
+    return st.text(st.sampled_from(alphabet), min_size=min_size, max_size=max_size)
+
+
+# Half the segments are words, whitespace runs or punctuation; the other half spread over
+# everything else. A segment is followed by a space or by nothing: with nothing it fuses with
+# the next one into one word (a letter word after an accent, a control inside a word).
+SEGMENTS = st.tuples(
+    st.one_of(
+        st.one_of(
+            _one_of_chars(TEXT_LETTERS, 1, 12),
+            _one_of_chars(WHITESPACE, 1, 4),
+            _one_of_chars(PUNCTUATION),
+        ),
+        st.one_of(
+            _one_of_chars(CONTROL),
+            _one_of_chars(MARKS, 1, 3),
+            st.tuples(_one_of_chars(TEXT_LETTERS, 1, 3), _one_of_chars(MARKS, 2, 3)).map("".join),  # marked word
+            _one_of_chars(CJK, 1, 3),
+            st.sampled_from(SCRIPT_WORDS),
+            st.sampled_from(SPECIAL_LITERALS),
+            _one_of_chars("0123456789", 1, 6),
+            _one_of_chars("ab", 95, 105),  # around WordPiece's 100-character limit
+            st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=4),  # anything
+        ),
+    ),
+    st.sampled_from((" ", "")),
+).map("".join)
+
+
+def mixed_text(max_segments: int = 24) -> st.SearchStrategy[str]:
+    return st.lists(SEGMENTS, max_size=max_segments).map("".join)
+
+
+@st.composite
+def wordpiece_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
+    """The special tokens and up to ``max_len`` - 5 pieces, in a drawn order.
+
+    Most single letters are pieces both at a word's start and as ``##`` continuations (a
+    few are left out, so some words cannot be covered and become [UNK]); longer pieces on
+    top give greedy longest-match choices that need backtracking to the next shorter one."""
+    room = max(max_len - len(BERT_SPECIAL_TOKENS), 0)
+    letters = list(VOCAB_LETTERS)
+    no_start = draw(st.sets(st.sampled_from(letters), max_size=2), label="letters that start no piece")
+    no_cont = draw(st.sets(st.sampled_from(letters), max_size=2), label="letters that continue no piece")
+    singles = [c for c in letters if c not in no_start] + ["##" + c for c in letters + list(SURVIVING_MARKS)
+                                                           if c not in no_cont]
+    word = _one_of_chars(VOCAB_LETTERS, 2, 4)
+    longer = draw(st.lists(st.one_of(word, word.map("##".__add__), st.sampled_from(EXTRA_PIECES)),
+                           unique=True, max_size=room), label="longer pieces")
+    pieces = list(dict.fromkeys(singles + longer))[:room]
+    return draw(st.permutations(list(BERT_SPECIAL_TOKENS) + pieces), label="vocabulary order")
+
+
+def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
+    """One string of a ``str`` parameter whose domain names a ``strings`` kind."""
+    if dom.strings == "mixed_text":
+        return mixed_text()
+    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
+        from .bpe_strategies import string_strategy as bpe_string_strategy
+
+        return bpe_string_strategy(dom.strings)
+    raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")
+
+
+def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
+    """A ``list[str]`` parameter whose domain names a ``strings`` kind (max_len: items at most)."""
+    if dom.strings == "wordpiece_vocab":
+        return wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
+    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
+        from .bpe_strategies import string_list_strategy as bpe_string_list_strategy
+
+        return bpe_string_list_strategy(dom.strings, dom.max_len)
+    return st.lists(mixed_text(), max_size=dom.max_len if dom.max_len is not None else 8)
