@@ -106,3 +106,70 @@ def wordpiece_encode(vocab: list[str], texts: list[str], max_length: int) -> lis
     with the BERT uncased pipeline over ``vocab``, flattened (see ``flatten_encodings``)."""
     tok = bert_wordpiece_tokenizer(vocab, max_length)
     return flatten_encodings(tok.encode_batch(list(texts))) if texts else []
+
+
+# --- Embedding-model ops computed by a module rather than one torch function ------------
+# Each is written with torch ops exactly as the model's module computes it (the class is
+# named), so the kernels are checked against what the model really does.
+
+def _torch_copy(a: Any) -> Any:
+    import torch
+
+    return torch.from_numpy(np.array(a, copy=True))
+
+
+def embedding(input: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``torch.nn.functional.embedding``, with IndexError for every out-of-range id: PyTorch
+    raises IndexError too, except for an empty table or empty rows (RuntimeError there)."""
+    import torch.nn.functional as F
+
+    ids = np.asarray(input)
+    if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    return F.embedding(_torch_copy(input), _torch_copy(weight)).numpy()
+
+
+def layer_norm(input: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """``torch.nn.functional.layer_norm`` over the last dim, normalized_shape implied by
+    weight's length (the native signature leaves it out; see specs/torch/nn/functional/layer_norm.yaml)."""
+    import torch.nn.functional as F
+
+    w = _torch_copy(weight)
+    return F.layer_norm(_torch_copy(input), (w.shape[0],), w, _torch_copy(bias), eps).numpy()
+
+
+def gemma_rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """transformers' Gemma3RMSNorm.forward: in float32, x * rsqrt(mean(x**2) + eps) * (1 + weight)."""
+    import torch
+
+    t = _torch_copy(x)
+    out = t.float()
+    out = out * torch.rsqrt(out.pow(2).mean(-1, keepdim=True) + eps)
+    out = out * (1.0 + _torch_copy(weight).float())
+    return out.type_as(t).numpy()
+
+
+def gelu(input: np.ndarray, approximate: str) -> np.ndarray:
+    """``torch.nn.functional.gelu``, whose ``approximate`` is keyword-only."""
+    import torch.nn.functional as F
+
+    return F.gelu(_torch_copy(input), approximate=approximate).numpy()
+
+
+def masked_mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers' Pooling(pooling_mode="mean") (``Pooling._forward_padded``): the
+    mask times the token embeddings summed over the sequence dim, divided by the mask's sum
+    clamped to at least 1e-9. Leading dims beyond (batch,) broadcast as a gufunc's loop dims."""
+    import torch
+
+    h = _torch_copy(hidden)
+    m = _torch_copy(mask).unsqueeze(-1).to(h.dtype)
+    total = (h * m).sum(dim=-2, dtype=h.dtype)
+    count = torch.clamp(m.sum(dim=-2, dtype=h.dtype), min=1e-9)
+    return (total / count).numpy()
+
+
+def linear_numpy(input: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """``input @ weight.T + bias`` with NumPy's BLAS: the baseline linear is benchmarked against."""
+    out = np.matmul(input, weight.T)
+    return out if bias is None else np.add(out, bias, out=out)

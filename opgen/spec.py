@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .dtypes import DTYPES, DType
+from .dtypes import DL_INT, DL_UINT, DTYPES, DType
 from .errors import SpecError
 from .nativetypes import NativeType, Signature, SignatureError, parse_signature
 from .shapes import ShapeRule, ShapeRuleError, parse_shape_rule
@@ -56,6 +56,12 @@ class Domain(Strict):
     max_side: int | None = Field(default=None, ge=1)  # tensors: largest size of one dim
     max_dims: int | None = Field(default=None, ge=0)
     min_dims: int | None = Field(default=None, ge=0)
+    # Scalars: the only values drawn (a string mode such as gelu's approximate="tanh").
+    choices: list[str | int | float] | None = Field(default=None, min_length=1)
+    # Int tensors: indices into the first dim of the named tensor parameter (token ids into
+    # an embedding table), drawn inside it; where the overload declares IndexError, some
+    # out-of-range ones too.
+    index_into: str | None = None
     # str and list[str]: which strings are drawn (opgen/verify/text_strategies.py). "unicode":
     # any text; "mixed_text": what a tokenizer meets (accents, CJK, punctuation, control
     # characters, whitespace runs, long words, special-token literals, empty strings);
@@ -144,6 +150,8 @@ class Overload(Strict):
             if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
                 raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
             if key != "return":
+                _check_choices(key, dom, sig.param(key).type)
+                _check_index_into(key, dom, sig)
                 _check_strings(key, dom, sig.param(key).type)
         return v
 
@@ -154,6 +162,31 @@ class Overload(Strict):
     @cached_property
     def rule(self) -> ShapeRule | None:
         return _shape_rule(self.sig, self.shape)
+
+
+def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.choices is None:
+        return
+    if t.kind != "scalar" or t.name not in ("int", "float", "str"):
+        raise ValueError(f"domain.{key}.choices is for int, float and str parameters; {key} is {t}")
+    fits = {"str": lambda c: isinstance(c, str), "int": lambda c: isinstance(c, int) and not isinstance(c, bool),
+            "float": lambda c: isinstance(c, (int, float)) and not isinstance(c, bool)}[t.name]
+    if bad := [c for c in dom.choices if not fits(c)]:
+        raise ValueError(f"domain.{key}.choices has {bad[0]!r}, which is not a {t.name}; list values of {key}'s type")
+    if dom.min is not None or dom.max is not None or dom.special:
+        raise ValueError(f"domain.{key}: choices are the only values drawn; remove min, max and special")
+
+
+def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.index_into is None:
+        return
+    t = sig.param(key).type
+    if t.kind != "tensor" or t.dtype.dl_code not in (DL_INT, DL_UINT):
+        raise ValueError(f"domain.{key}.index_into is for integer tensors of indices; {key} is {t}")
+    if dom.index_into not in [p.name for p in sig.tensor_params] or dom.index_into == key:
+        raise ValueError(f"domain.{key}.index_into names {dom.index_into!r}, which is not another tensor parameter")
+    if dom.min is not None or dom.max is not None:
+        raise ValueError(f"domain.{key}: index_into draws indices from the size of {dom.index_into}; remove min and max")
 
 
 def _check_strings(key: str, dom: Domain, t: NativeType) -> None:

@@ -4,7 +4,9 @@ Shapes come from hypothesis.extra.numpy (``mutually_broadcastable_shapes`` for g
 and elementwise rules, ``array_shapes`` otherwise) with 0-size, 0-d and size-1 dims,
 plus lengths that leave a vector tail (23, 812). Values are drawn heavy-tailed from a
 Hypothesis-chosen seed and distribution (fast for large arrays, and shrinkable), then
-special values the domain admits are planted at Hypothesis-chosen positions. Every
+special values the domain admits are planted at Hypothesis-chosen positions. Index
+tensors (``index_into``) hold indices inside their table, and now and then outside it
+where the overload declares IndexError; scalars with ``choices`` take only those. Every
 tensor is laid out in memory in a Hypothesis-chosen way: contiguous, transposed,
 strided, reversed or offset, with identical values.
 """
@@ -75,8 +77,12 @@ def _values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DTy
 
 
 @st.composite
-def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain,
+            index_bound: int | None = None, out_of_range: bool = False) -> np.ndarray:
     seed = draw(st.integers(0, 2**32 - 1), label="value seed")
+    if index_bound is not None:
+        return _lay_out(draw(_indices(seed, shape, dt, index_bound, out_of_range)), draw(st.sampled_from(LAYOUTS),
+                                                                                          label="layout"))
     dist = draw(st.sampled_from(DISTRIBUTIONS), label="distribution")
     values = _values(np.random.default_rng(seed), dist, shape, dt, dom)
     n = values.size
@@ -89,6 +95,29 @@ def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain) -> 
         for index, name in plants:
             flat[index] = special_value(name, dt)
     return _lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))
+
+
+@st.composite
+def _indices(draw: st.DrawFn, seed: int, shape: tuple[int, ...], dt: DType, bound: int,
+             out_of_range: bool) -> np.ndarray:
+    """Indices into a dim of size ``bound``: inside [0, bound), and where the overload declares
+    IndexError, now and then a few outside it (-1, bound, the dtype's extremes: a kernel must
+    check before it multiplies an index by a stride)."""
+    n = int(np.prod(shape))
+    if bound > 0:
+        values = np.random.default_rng(seed).integers(0, bound, size=shape, dtype=np.int64)
+    else:  # an empty table: every index is out of range
+        values = np.zeros(shape, dtype=np.int64)
+    info = np.iinfo(dt.np)
+    bad = sorted({v for v in (-1, bound, bound + 1, int(info.min), int(info.max)) if info.min <= v <= info.max
+                  and not 0 <= v < bound})
+    if out_of_range and n and bad and draw(st.integers(0, 7), label="plant out-of-range indices") == 0:
+        plants = draw(st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(bad)), min_size=1, max_size=3),
+                      label="out-of-range indices")
+        flat = values.reshape(-1)
+        for index, value in plants:
+            flat[index] = value
+    return values.astype(dt.np)
 
 
 def _lay_out(values: np.ndarray, layout: str) -> np.ndarray:
@@ -114,6 +143,8 @@ def _lay_out(values: np.ndarray, layout: str) -> np.ndarray:
 
 
 def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
+    if dom.choices is not None:
+        return st.sampled_from([float(c) if t.name == "float" else c for c in dom.choices])
     if t.name == "str" and dom.strings != "unicode":
         return string_strategy(dom)
     if t.name == "int":
@@ -122,7 +153,8 @@ def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
         return st.integers(lo, hi)
     if t.name == "float":
         finite = st.floats(
-            min_value=dom.min, max_value=dom.max, allow_nan=False, allow_infinity=False, allow_subnormal=True
+            min_value=dom.min, max_value=dom.max, allow_nan=False, allow_infinity=False,
+            allow_subnormal=None,  # subnormals wherever the range includes them
         )
         specials = [special_value(s, t.dtype) for s in dom.special]
         return st.one_of(finite, st.sampled_from(specials)) if specials else finite
@@ -142,18 +174,23 @@ def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
     min_dims = max((d.min_dims for d in doms if d.min_dims is not None), default=0)
     rule = overload.rule
     if rule is not None and rule.kind == "gufunc":
-        core = max(len(c) for c in rule.inputs_core)
+        # Each tensor's own max_dims caps its rank: a weight that must be exactly (n, k) gets
+        # max_dims 2 and no loop dims, while the input beside it keeps its batch dims
+        # (dropping leading dims keeps the shapes mutually broadcastable).
+        caps = [d.max_dims if d.max_dims is not None else 4 for d in doms]
+        loops = max(max(cap - len(core), 0) for cap, core in zip(caps, rule.inputs_core))
         shapes = draw(
             hnp.mutually_broadcastable_shapes(
                 signature=rule.gufunc,
                 min_dims=0,
-                max_dims=max(max_dims - core, 0),
+                max_dims=loops,
                 min_side=0,
                 max_side=max_side,
             ),
             label="shapes",
         ).input_shapes
-        return {p.name: tuple(s) for p, s in zip(tensors, shapes)}
+        return {p.name: tuple(s)[max(len(s) - max(cap, len(core)), 0):]
+                for p, s, cap, core in zip(tensors, shapes, caps, rule.inputs_core)}
     if len(tensors) > 1:
         shapes = draw(
             hnp.mutually_broadcastable_shapes(
@@ -182,7 +219,12 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
         t = p.type
-        if t.kind == "tensor":
+        if t.kind == "tensor" and dom.index_into is not None:
+            table = shapes[dom.index_into]
+            args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom, index_bound=table[0] if table else 0,
+                                        out_of_range=any(r.error == "IndexError" for r in overload.raises)),
+                                label=p.name)
+        elif t.kind == "tensor":
             args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom), label=p.name)
         elif dom.axis_of is not None:
             ndim = len(shapes[dom.axis_of])
