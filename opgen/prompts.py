@@ -65,7 +65,20 @@ STRING_KINDS_TEXT = {
                   "words over 100 characters, special-token literals, arbitrary Unicode, and empty strings",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
+    "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "
+                 "(sometimes some or all missing), characters (ASCII, ▁, accented, combining mark, CJK, emoji, "
+                 "newline, tab), pieces joined from others and added-token literals, in any order (ids are positions)",
+    "bpe_text": "texts mixing words over the vocabulary's alphabet, spaces, literal ▁, added-token literals and near "
+                "misses, runs of hundreds of code points without an added token, and everything mixed_text draws "
+                "(any Unicode, whitespace runs, control characters, empty strings)",
 }
+# What a domain's ``ids`` kind draws (list[int] ids into a vocabulary parameter).
+ID_KINDS_TEXT = {
+    "bpe_merges": "(left, right, merged) id triples of pieces with vocab[left] + vocab[right] == vocab[merged], "
+                  "repeats allowed, in any rank order",
+    "added_tokens": "ids of pieces to match literally, repeats allowed",
+}
+
 
 
 def _domain_text(dom: Domain | None) -> str:
@@ -86,6 +99,8 @@ def _domain_text(dom: Domain | None) -> str:
         parts.append(f"length up to {dom.max_len}")
     if dom.strings != "unicode":
         parts.append(STRING_KINDS_TEXT[dom.strings])
+    if dom.ids is not None:
+        parts.append(f"{ID_KINDS_TEXT[dom.ids]}, into {dom.ids_of}")
     if dom.min_dims is not None or dom.max_dims is not None:
         parts.append(f"rank {dom.min_dims or 0} to {dom.max_dims if dom.max_dims is not None else 'any'}")
     return "; ".join(parts) or "any value of the type"

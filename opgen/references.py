@@ -173,3 +173,69 @@ def linear_numpy(input: np.ndarray, weight: np.ndarray, bias: np.ndarray | None 
     """``input @ weight.T + bias`` with NumPy's BLAS: the baseline linear is benchmarked against."""
     out = np.matmul(input, weight.T)
     return out if bias is None else np.add(out, bias, out=out)
+
+
+# --- Gemma's tokenizer: SentencePiece-style BPE with byte fallback ------------------------
+
+GEMMA_SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>")
+
+
+def bpe_merge_pairs(vocab: list[str], merges: list[int]) -> list[tuple[str, str]]:
+    """The (left, right) piece pairs of ``merges``, flat (left, right, merged) id triples in rank
+    order, after checking each triple as ``tokenizers``' BPE builder checks a merge: its ids are
+    in the vocabulary and the merged piece is the two pieces joined."""
+    if len(merges) % 3:
+        raise ValueError(f"merges holds {len(merges)} ints; it must be (left, right, merged) id triples")
+    pairs = []
+    for k in range(0, len(merges), 3):
+        left, right, merged = merges[k:k + 3]
+        if not all(0 <= i < len(vocab) for i in (left, right, merged)):
+            raise ValueError(f"merge {k // 3} ({left}, {right}, {merged}) names an id outside the vocabulary "
+                             f"of {len(vocab)} pieces")
+        if vocab[left] + vocab[right] != vocab[merged]:
+            raise ValueError(f"merge {k // 3}: piece {merged} {vocab[merged]!r} is not {vocab[left]!r} + "
+                             f"{vocab[right]!r}")
+        pairs.append((vocab[left], vocab[right]))
+    return pairs
+
+
+def gemma_bpe_tokenizer(vocab: list[str], merges: list[int], added: list[int], add_bos: bool, add_eos: bool,
+                        max_length: int) -> Any:
+    """A Hugging Face ``tokenizers`` Tokenizer configured as Gemma's tokenizer.json: BPE with
+    byte fallback, fused <unk> and the given merges over ``vocab`` (id = position), the
+    normalizer Replace(" ", "▁"), the pre-tokenizer Split(" ", merged_with_previous) (which
+    finds no space left after the normalizer), the pieces ``added`` names as added tokens
+    matched in the raw text (normalized=False), "<bos> $A <eos>" as asked, truncation to
+    ``max_length`` tokens and padding with <pad> to the longest sequence of a batch."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    ids = {token: i for i, token in enumerate(vocab)}
+    if len(ids) != len(vocab):
+        raise ValueError("the vocabulary repeats a piece")
+    if missing := [t for t in GEMMA_SPECIAL_TOKENS if t not in ids]:
+        raise ValueError(f"the vocabulary lacks the special tokens {missing}")
+    specials = int(bool(add_bos)) + int(bool(add_eos))
+    if max_length < specials:
+        raise ValueError(f"max_length {max_length} leaves no room for the {specials} special tokens asked for")
+    if bad := [i for i in added if not 0 <= i < len(vocab)]:
+        raise ValueError(f"added names id {bad[0]}, outside the vocabulary of {len(vocab)} pieces")
+    tok = Tokenizer(models.BPE(ids, bpe_merge_pairs(vocab, merges), unk_token="<unk>", fuse_unk=True,
+                               byte_fallback=True, dropout=None))
+    tok.normalizer = normalizers.Replace(" ", "▁")
+    tok.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous", invert=False)
+    single = " ".join(["<bos>"] * bool(add_bos) + ["$A"] + ["<eos>"] * bool(add_eos))
+    tok.post_processor = processors.TemplateProcessing(
+        single=single, special_tokens=[(t, ids[t]) for t in ("<bos>", "<eos>") if t in single.split()])
+    tok.add_tokens([AddedToken(vocab[i], normalized=False, special=False) for i in added])
+    tok.enable_truncation(max_length=max_length)
+    tok.enable_padding(pad_id=ids["<pad>"], pad_token="<pad>")
+    return tok
+
+
+def bpe_encode(vocab: list[str], merges: list[int], added: list[int], texts: list[str], add_bos: bool,
+               add_eos: bool, max_length: int) -> list[int]:
+    """``opgen.text.bpe_encode``: Hugging Face ``tokenizers``' encode_batch of ``texts`` with
+    Gemma's pipeline over ``vocab``, ``merges`` and ``added`` (see ``gemma_bpe_tokenizer``),
+    flattened as ``wordpiece_encode``'s result: ids, then attention masks."""
+    tok = gemma_bpe_tokenizer(vocab, merges, added, add_bos, add_eos, max_length)
+    return flatten_encodings(tok.encode_batch(list(texts))) if texts else []

@@ -66,7 +66,18 @@ class Domain(Strict):
     # any text; "mixed_text": what a tokenizer meets (accents, CJK, punctuation, control
     # characters, whitespace runs, long words, special-token literals, empty strings);
     # "wordpiece_vocab" (list[str] only): a small WordPiece vocabulary with BERT's special tokens.
-    strings: Literal["unicode", "mixed_text", "wordpiece_vocab"] = "unicode"
+    # "bpe_vocab" (list[str] only): a small BPE vocabulary of Gemma's kind (its special tokens,
+    # byte-fallback pieces, pieces built by joining others, added-token literals);
+    # "bpe_text": what Gemma's tokenizer meets (mixed_text and the vocabulary's alphabet,
+    # spaces, literal ▁, added-token literals and near misses). See opgen/verify/bpe_strategies.py.
+    strings: Literal["unicode", "mixed_text", "wordpiece_vocab", "bpe_vocab", "bpe_text"] = "unicode"
+    # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
+    # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
+    # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:
+    # triples at most); "added_tokens": ids of pieces matched literally. Where the overload
+    # declares ValueError, now and then a malformed one.
+    ids: Literal["bpe_merges", "added_tokens"] | None = None
+    ids_of: str | None = None
 
 
 class BenchTensor(Strict):
@@ -153,6 +164,7 @@ class Overload(Strict):
                 _check_choices(key, dom, sig.param(key).type)
                 _check_index_into(key, dom, sig)
                 _check_strings(key, dom, sig.param(key).type)
+                _check_ids(key, dom, sig)
         return v
 
     @cached_property
@@ -177,6 +189,20 @@ def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
         raise ValueError(f"domain.{key}: choices are the only values drawn; remove min, max and special")
 
 
+def _check_ids(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.ids is None and dom.ids_of is None:
+        return
+    t, names = sig.param(key).type, [p.name for p in sig.params]
+    if t.kind != "list" or t.elem.name != "int":
+        raise ValueError(f"domain.{key}.ids is for list[int] parameters; {key} is {t}")
+    if dom.ids is None or dom.ids_of is None:
+        raise ValueError(f"domain.{key}: give both ids (what the ids are) and ids_of (the vocabulary parameter)")
+    of = sig.param(dom.ids_of).type if dom.ids_of in names else None
+    if of is None or of.kind != "list" or of.elem.name != "str" or names.index(dom.ids_of) > names.index(key):
+        raise ValueError(f"domain.{key}.ids_of names {dom.ids_of!r}; name a list[str] parameter before {key} "
+                         "(the vocabulary the ids index)")
+
+
 def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
     if dom.index_into is None:
         return
@@ -197,6 +223,8 @@ def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
         raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
     if dom.strings == "wordpiece_vocab" and not is_list:
         raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
+    if dom.strings == "bpe_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
 
 
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:

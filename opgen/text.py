@@ -8,15 +8,22 @@ token ids of every text, padded with [PAD] to the longest in the batch and trunc
 list of ``2 * len(texts) * length`` ints: ``ids = out[:n].reshape(b, -1)``,
 ``mask = out[n:].reshape(b, -1)`` with ``n = len(out) // 2``. In Python it runs Hugging Face
 ``tokenizers``; the registry's kernels (spec ``specs/opgen/text/wordpiece_encode.yaml``) match it.
+
+``bpe_encode(vocab, merges, added, texts, add_bos, add_eos, max_length)`` is Gemma's tokenization
+(SentencePiece-style BPE with byte fallback) in the same form and with the same flat result,
+padded with <pad>. ``load_bpe_tokenizer(path)`` reads its first three arguments and the two flags
+from a model's tokenizer.json (``.arguments(texts, max_length)`` gives them all, in order); spec
+``specs/opgen/text/bpe_encode.yaml``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .references import wordpiece_encode
+from .bpe_tokenizer import BpeTokenizer, load_bpe_tokenizer
+from .references import bpe_encode, wordpiece_encode
 
-__all__ = ["load_vocab", "wordpiece_encode"]
+__all__ = ["BpeTokenizer", "bpe_encode", "load_bpe_tokenizer", "load_vocab", "wordpiece_encode"]
 
 
 def load_vocab(path: str | Path) -> list[str]:

@@ -229,6 +229,11 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         elif dom.axis_of is not None:
             ndim = len(shapes[dom.axis_of])
             args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
+        elif dom.ids is not None:  # ids into a vocabulary drawn before (opgen/verify/bpe_strategies.py)
+            from .bpe_strategies import ids_strategy
+
+            malformed = any(r.error == "ValueError" for r in overload.raises)
+            args[p.name] = draw(ids_strategy(dom.ids, args[dom.ids_of], dom.max_len, malformed), label=p.name)
         elif t.kind == "list" and dom.strings != "unicode":
             args[p.name] = draw(string_list_strategy(dom), label=p.name)
         elif t.kind == "list":
