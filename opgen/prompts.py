@@ -38,7 +38,8 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         t = sig.returns if p is None else p.type
         if t.dtype is not None and t.dtype.is_float and p is None:
             tol = spec.tolerance_for(overload, t.dtype)
-            tolerances.append({"dtype": t.dtype.name, "rtol": tol.rtol, "atol": tol.atol, "basis": tol.basis})
+            tolerances.append({"dtype": t.dtype.name, "rtol": tol.rtol, "atol": tol.atol, "basis": tol.basis,
+                               "why": " ".join(tol.why.split())})
     return {
         "spec": spec,
         "overload": overload,

@@ -36,6 +36,16 @@ def resolve(dotted: str) -> Callable[..., Any]:
     raise LookupError(f"reference {dotted!r} cannot be imported; name an importable callable such as 'numpy.exp'")
 
 
+def error_scale(dotted: str) -> Callable[..., Any]:
+    """The ``error_scale`` attribute of a reference (tolerance basis ``error_scale``): called with
+    the reference's own arguments, it gives the per-element magnitude the rtol term scales with."""
+    fn = getattr(resolve(dotted), "error_scale", None)
+    if not callable(fn):
+        raise LookupError(f"reference {dotted!r} has no error_scale attribute, which tolerance basis 'error_scale' "
+                          "needs; give the reference one, or use basis 'reference' or 'abs_inputs'")
+    return fn
+
+
 def call_reference(dotted: str, args: list[Any]) -> Any:
     fn = resolve(dotted)
     if dotted.startswith("torch."):
@@ -63,6 +73,151 @@ def float_pow(a: float, b: float) -> float:
     if math.isinf(result) and math.isfinite(a) and math.isfinite(b):
         raise OverflowError("result out of range")
     return result
+
+
+# ---------------------------------------------------------------- attention and rotary embedding
+# opgen's own ops (op names opgen.nn.*): what BERT and Gemma 3 compute, in one call each.
+
+
+def _loop_flat(arrays: list[tuple[np.ndarray, int]]) -> tuple[tuple[int, ...], list[np.ndarray]]:
+    """Broadcast the loop dims of (array, core ndim) pairs as a gufunc does and flatten them into
+    one leading batch dim: (loop shape, [(batch, *core) arrays, contiguous])."""
+    loop = tuple(np.broadcast_shapes(*(a.shape[: a.ndim - core] for a, core in arrays)))
+    batch = math.prod(loop)
+    flat = [np.array(np.broadcast_to(a, loop + a.shape[a.ndim - core:]), order="C")
+            .reshape((batch,) + a.shape[a.ndim - core:]) for a, core in arrays]
+    return loop, flat
+
+
+def visible_keys(key_mask: np.ndarray, queries: int, window: int) -> np.ndarray:
+    """(..., S, T) bool: key j is visible from query i iff key_mask[..., j] != 0 and, when
+    window > 0, |i - j| < window (Gemma 3's bidirectional sliding window; window <= 0: none)."""
+    keys = key_mask.shape[-1]
+    visible = np.repeat((key_mask != 0)[..., None, :], queries, axis=-2)
+    if window > 0:
+        i, j = np.arange(queries)[:, None], np.arange(keys)[None, :]
+        visible = visible & (np.abs(i - j) < window)
+    return visible
+
+
+def _attention_args(q, k, v, key_mask):
+    q, k, v, key_mask = (np.asarray(a) for a in (q, k, v, key_mask))
+    hq, hkv = q.shape[-3], k.shape[-3]
+    if hkv == 0 or hq % hkv:
+        raise ValueError(f"grouped-query attention needs the query heads ({hq}) to be a multiple of the "
+                         f"key/value heads ({hkv}), and at least one key/value head")
+    return _loop_flat([(q, 3), (k, 3), (v, 3), (key_mask, 1)])
+
+
+def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, key_mask: np.ndarray,
+                                 window: int, scale: float) -> np.ndarray:
+    """Reference of ``opgen.nn.scaled_dot_product_attention``: torch's SDPA with the boolean
+    attn_mask built from the key padding mask and the sliding window, grouped-query heads
+    (enable_gqa) and the given scale; a query that sees no key gives zeros."""
+    import torch
+
+    loop, (q, k, v, key_mask) = _attention_args(q, k, v, key_mask)
+    hq, s, e = q.shape[1], q.shape[2], v.shape[-1]
+    visible = visible_keys(key_mask, s, int(window))  # (B, S, T)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
+        attn_mask=torch.from_numpy(np.ascontiguousarray(visible))[:, None], scale=float(scale), enable_gqa=True)
+    # torch's CPU kernel already gives 0 where every key is masked; other backends give nan.
+    blind = torch.from_numpy(~visible.any(-1))[:, None, :, None]
+    return out.masked_fill(blind, 0.0).numpy().reshape(loop + (hq, s, e))
+
+
+def torch_sdpa_masked(q: np.ndarray, k: np.ndarray, v: np.ndarray, key_mask: np.ndarray, window: int,
+                      scale: float) -> np.ndarray:
+    """What ``opgen bench`` times the attention kernel against: torch's SDPA on (B, H, S, D)
+    tensors sharing the inputs' memory, with the (B, 1, S, T) boolean mask built from the padding
+    mask and the window, as transformers builds it (once per forward pass) for its SDPA path."""
+    import torch
+
+    mask = torch.from_numpy(np.ascontiguousarray(visible_keys(key_mask, q.shape[-2], int(window))[:, None]))
+    t = [torch.from_numpy(np.ascontiguousarray(a)) for a in (q, k, v)]
+    return torch.nn.functional.scaled_dot_product_attention(*t, attn_mask=mask, scale=float(scale),
+                                                            enable_gqa=True).numpy()
+
+
+def _attention_error_scale(q, k, v, key_mask, window, scale):
+    """The magnitude the float32 forward error of attention is proportional to, per output
+    element: (sum_j p_ij |v_j|) * (1 + max_j |scale| sum_d |q_id k_jd|) over the visible keys j
+    (in float64). The first factor bounds the weighted sum, the second the score errors the
+    softmax passes on (a score error ds changes p_ij by p_ij * ds)."""
+    loop, (q, k, v, key_mask) = _attention_args(q, k, v, key_mask)
+    group = q.shape[1] // k.shape[1]
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    visible = visible_keys(key_mask, q.shape[2], int(window))[:, None]  # (B, 1, S, T)
+    scores = np.where(visible, scale * (q @ np.swapaxes(k, -1, -2)), -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
+    weights = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = weights.sum(-1, keepdims=True)
+    p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    spread = np.where(visible, abs(scale) * (np.abs(q) @ np.swapaxes(np.abs(k), -1, -2)), 0.0)
+    bound = (p @ np.abs(v)) * (1.0 + spread.max(-1, keepdims=True, initial=0.0))
+    return bound.reshape(loop + bound.shape[1:])
+
+
+scaled_dot_product_attention.error_scale = _attention_error_scale
+
+
+def rotate_half(x):
+    """transformers' rotate_half: (x1, x2) -> (-x2, x1) over the halves of the last dim."""
+    import torch
+
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rotary_args(x, positions):
+    x, positions = np.asarray(x), np.asarray(positions)
+    if x.shape[-1] % 2:
+        raise ValueError(f"rotary embedding needs an even head dim, got {x.shape[-1]}")
+    return _loop_flat([(x, 3), (positions, 1)])
+
+
+def rotary_inv_freq(dim: int, theta: float):
+    """transformers' default RoPE inverse frequencies, in float32 as it computes them."""
+    import torch
+
+    return 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+
+
+def rotary_embedding(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
+    """Reference of ``opgen.nn.rotary_embedding``: transformers' default rotary embedding
+    (Gemma3RotaryEmbedding.forward, then apply_rotary_pos_emb on one tensor) in float32."""
+    import torch
+
+    loop, (x, positions) = _rotary_args(x, positions)
+    inv_freq = rotary_inv_freq(x.shape[-1], float(theta))
+    # As Gemma3RotaryEmbedding.forward: one float32 product per (position, frequency) (older
+    # transformers wrote it as a (dim/2, 1) @ (1, S) matmul, which rounds the same product).
+    freqs = torch.from_numpy(positions)[..., None].float() * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos()[:, None], emb.sin()[:, None]  # unsqueeze over the heads
+    t = torch.from_numpy(x)
+    out = (t * cos) + (rotate_half(t) * sin)
+    return out.numpy().reshape(loop + x.shape[1:])
+
+
+def _rotary_error_scale(x, positions, theta):
+    """Per output element: (|x_j| + |x_partner|) * (1 + |angle|). The first factor bounds the
+    rounding of x*cos + rotate_half(x)*sin; the second the angle: a float32 angle
+    position * inv_freq is off by up to |angle| * 2**-22 (inv_freq itself is off by up to an
+    ulp between float32 pow implementations), and cos and sin pass that on unchanged."""
+    loop, (x, positions) = _rotary_args(x, positions)
+    dim = x.shape[-1]
+    inv_freq = 1.0 / np.power(float(theta), np.arange(0, dim, 2, dtype=np.float64) / dim)
+    angle = np.abs(positions.astype(np.float64)[:, None, :, None] * np.concatenate([inv_freq, inv_freq]))
+    ax = np.abs(x.astype(np.float64))
+    pair = ax + np.concatenate([ax[..., dim // 2:], ax[..., : dim // 2]], axis=-1)
+    bound = pair * (1.0 + angle)
+    return bound.reshape(loop + x.shape[1:])
+
+
+rotary_embedding.error_scale = _rotary_error_scale
 
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")

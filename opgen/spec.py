@@ -41,7 +41,11 @@ class Tolerance(Strict):
     # "abs_inputs": the rtol term scales with the reference applied to |inputs|
     # (sum |x|, |A|@|B|): the classic forward-error bound of sums and dot products,
     # which stays meaningful where cancellation makes |ref| tiny.
-    basis: Literal["reference", "abs_inputs"] = "reference"
+    # "error_scale": the rtol term scales with the reference's own ``error_scale``
+    # attribute, called with the same arguments: the per-element magnitude its forward-error
+    # bound is proportional to, for ops where neither |ref| nor the reference of |inputs| is
+    # one (attention: sum_j p_ij |v_j| times the score magnitude).
+    basis: Literal["reference", "abs_inputs", "error_scale"] = "reference"
     why: str = ""
 
 
@@ -62,6 +66,10 @@ class Domain(Strict):
     # an embedding table), drawn inside it; where the overload declares IndexError, some
     # out-of-range ones too.
     index_into: str | None = None
+    # Tensors under a gufunc shape rule: core dims drawn as a multiple of another core dim or
+    # of a number, {h: g} (query heads a multiple of key/value heads) or {d: 2} (an even dim);
+    # one draw in eight keeps the drawn size, so the error a mismatch raises is tested too.
+    multiple_of: dict[str, str | int] | None = None
     # str and list[str]: which strings are drawn (opgen/verify/text_strategies.py). "unicode":
     # any text; "mixed_text": what a tokenizer meets (accents, CJK, punctuation, control
     # characters, whitespace runs, long words, special-token literals, empty strings);
@@ -163,6 +171,7 @@ class Overload(Strict):
             if key != "return":
                 _check_choices(key, dom, sig.param(key).type)
                 _check_index_into(key, dom, sig)
+                _check_multiple_of(key, dom, sig, info.data.get("shape"))
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
         return v
@@ -225,6 +234,26 @@ def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
         raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
     if dom.strings == "bpe_vocab" and not is_list:
         raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
+
+
+def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> None:
+    if dom.multiple_of is None:
+        return
+    rule = _shape_rule(sig, shape) if sig.returns.is_tensor and shape is not None else None
+    if rule is None or rule.kind != "gufunc" or not sig.param(key).type.is_tensor:
+        raise ValueError(f"domain.{key}.multiple_of is for tensor parameters under a gufunc shape rule "
+                         "(it names their core dims)")
+    own = rule.inputs_core[[p.name for p in sig.tensor_params].index(key)]
+    every = {d for core in rule.inputs_core for d in core}
+    for dim, of in dom.multiple_of.items():
+        if dim not in own:
+            raise ValueError(f"domain.{key}.multiple_of names {dim!r}, which is not a core dim of {key} "
+                             f"(its core dims: {list(own)})")
+        if isinstance(of, str) and (of not in every or of == dim):
+            raise ValueError(f"domain.{key}.multiple_of.{dim} is {of!r}: name another core dim of the shape rule "
+                             f"({sorted(every - {dim})}) or give a positive number")
+        if isinstance(of, int) and of < 1:
+            raise ValueError(f"domain.{key}.multiple_of.{dim} is {of}: a number must be at least 1")
 
 
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:

@@ -37,7 +37,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from .errors import SpecError
-from .references import INT64_MAX, INT64_MIN, call_reference, resolve
+from .references import INT64_MAX, INT64_MIN, call_reference, error_scale, resolve
 from .spec import Domain, Overload, Spec, Tolerance
 from .specyaml import line_of, load_with_lines
 from .verify.compare import Mismatch, Outcome, compare_scalar, compare_tensor
@@ -169,6 +169,13 @@ def _abs_reference(spec: Spec, overload: Overload, args: dict[str, Any]) -> np.n
         return np.asarray(call_reference(spec.reference_for(overload), values), dtype=np.float64)
 
 
+def _error_scale(spec: Spec, overload: Overload, args: dict[str, Any]) -> np.ndarray:
+    values = [np.array(args[p.name], copy=True) if isinstance(args[p.name], np.ndarray) else args[p.name]
+              for p in overload.sig.params]
+    with np.errstate(all="ignore"):
+        return np.asarray(error_scale(spec.reference_for(overload))(*values), dtype=np.float64)
+
+
 def _nonempty(result: Any) -> bool:
     if isinstance(result, np.ndarray):
         return result.size > 0
@@ -194,7 +201,8 @@ def _zeros_pass(spec: Spec, overload: Overload, tol: Tolerance, args: dict[str, 
     """Would an all-zero result pass the verifier's comparison on this example?"""
     try:
         if isinstance(ref, np.ndarray):
-            scale = _abs_reference(spec, overload, args) if tol.basis == "abs_inputs" else None
+            scale = (_abs_reference(spec, overload, args) if tol.basis == "abs_inputs"
+                     else _error_scale(spec, overload, args) if tol.basis == "error_scale" else None)
             compare_tensor(np.zeros_like(ref), ref, tol, scale, Outcome())
         else:
             compare_scalar(0.0, float(ref), tol, Outcome())
@@ -222,6 +230,13 @@ def lint_overload(spec: Spec, overload: Overload, *, n: int = LINT_EXAMPLES, see
     except LookupError as exc:
         finding("reference_error", str(exc), "name an importable callable as the spec's (or the overload's) reference")
         return result
+    r = overload.sig.returns
+    if r.dtype is not None and r.dtype.is_float and spec.tolerance_for(overload, r.dtype).basis == "error_scale":
+        try:
+            error_scale(reference)
+        except LookupError as exc:
+            finding("reference_error", str(exc), "define the reference's error_scale, or change the tolerance basis")
+            return result
     drawn = draw_examples(overload, n, seed_)
     result.examples = len(drawn)
     rng = np.random.default_rng(seed_)
@@ -270,7 +285,8 @@ def lint_overload(spec: Spec, overload: Overload, *, n: int = LINT_EXAMPLES, see
     if is_float and informative and zero_passes > ZERO_PASS_LIMIT * informative:
         share = zero_passes / informative
         bound = (f"atol {tol.atol:g}" if tol.basis == "reference"
-                 else f"atol {tol.atol:g} + rtol {tol.rtol:g} * reference of |inputs|")
+                 else f"atol {tol.atol:g} + rtol {tol.rtol:g} * "
+                 + ("the reference's error scale" if tol.basis == "error_scale" else "reference of |inputs|"))
         finding("under_tolerance",
                 f"an all-zero result passes {share:.0%} of non-empty examples ({zero_passes} of the {informative} "
                 f"whose reference is not all zero): reference magnitudes ~{float(np.median(zero_magnitudes)):.0e} "

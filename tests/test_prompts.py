@@ -62,8 +62,10 @@ def test_request_states_the_tolerance_numbers(rendered, spec, overload):
         assert "## Accuracy" not in user
         return
     tol = spec.tolerance_for(overload, dt)
-    scale = "|ref|" if tol.basis == "reference" else "(the reference applied to |inputs|)"
+    scale = {"reference": "|ref|", "abs_inputs": "(the reference applied to |inputs|)", "error_scale": "E"}[tol.basis]
     assert f"- {dt.name}: |got - ref| <= {tol.atol} + {tol.rtol} * {scale};" in user
+    # An error scale is the reference's own: the prompt says what it is (the tolerance's why).
+    assert ("E is the reference's error scale: " + " ".join(tol.why.split()) in user) is (tol.basis == "error_scale")
 
 
 def test_tolerance_numbers_are_the_specs_own():
@@ -78,8 +80,8 @@ def test_tolerance_numbers_are_the_specs_own():
 @pytest.mark.parametrize(("spec", "overload"), OVERLOADS, ids=_ids(OVERLOADS))
 def test_openmp_is_offered_only_where_the_spec_allows_threads(rendered, spec, overload):
     system, user = rendered[(spec.op, overload.name)]
-    allowed = spec.op == "operator.matmul"
-    assert spec.threads_allowed(overload) is allowed
+    allowed = spec.threads_allowed(overload)  # threads: true in the spec (matmul, attention, ...)
+    assert allowed or spec.op not in ("operator.matmul", "opgen.nn.scaled_dot_product_attention")
     assert ("OpenMP (`#pragma omp ...`) is allowed for this operator" in system) is allowed
     assert ("No threads of any kind for this operator." in system) is (not allowed)
     headers = ", ".join(ALLOWED_CPP_HEADERS + (("omp.h",) if allowed else ()))

@@ -1,7 +1,8 @@
 """Closeness of a candidate's result to the reference, and the words for a mismatch.
 
 ``|got - ref| <= atol + rtol * scale`` elementwise, where scale is |ref| or, for specs
-whose tolerance basis is ``abs_inputs``, the reference applied to |inputs|. NaN must
+whose tolerance basis is ``abs_inputs``, the reference applied to |inputs| (``error_scale``:
+the reference's own error scale). NaN must
 meet NaN and an infinity must meet the same infinity; integers, booleans and strings
 are exact. A mismatch names the first failing index, expected and got, so the LLM
 has something concrete to repair from.
@@ -49,7 +50,8 @@ def _fmt(x: Any) -> str:
     return repr(x.item() if isinstance(x, np.generic) else x)
 
 
-def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.ndarray | None, out: Outcome) -> None:
+def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.ndarray | None, out: Outcome,
+                   scale_name: str = "reference of |inputs|") -> None:
     ref = np.asarray(ref)
     if got.shape != ref.shape:
         raise Mismatch("value", f"result shape {got.shape} but the reference has shape {ref.shape}")
@@ -79,7 +81,7 @@ def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.n
             "value",
             f"first mismatch at index {idx} of shape {got.shape}: expected {_fmt(r[idx])}, got {_fmt(g[idx])}; "
             f"|diff| {_fmt(err[idx])} exceeds the allowed {_fmt(allowed[idx])} "
-            f"(atol {tol.atol:g} + rtol {tol.rtol:g} * {'|ref|' if scale is None else 'reference of |inputs|'}); "
+            f"(atol {tol.atol:g} + rtol {tol.rtol:g} * {'|ref|' if scale is None else scale_name}); "
             f"{bad_count} of {got.size} elements are off",
             {"index": idx, "expected": _fmt(r[idx]), "got": _fmt(g[idx]), "mismatched": bad_count},
         )

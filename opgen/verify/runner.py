@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from ..references import INT64_MAX, INT64_MIN, call_reference
+from ..references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from ..spec import Overload, Spec, load_spec
 from .compare import Mismatch, Outcome, compare_scalar, compare_tensor
 from .executor import Executor, ExecutorDied, ProtocolViolation, poison
@@ -162,14 +162,21 @@ class Check:
         try:
             if r.is_tensor:
                 tol = self.spec.tolerance_for(self.overload, r.dtype)
-                scale = self.abs_reference(args) if tol.basis == "abs_inputs" else None
-                compare_tensor(got, np.asarray(ref, dtype=r.dtype.np), tol, scale, self.outcome)
+                scale = (self.abs_reference(args) if tol.basis == "abs_inputs"
+                         else self.error_scale(args) if tol.basis == "error_scale" else None)
+                compare_tensor(got, np.asarray(ref, dtype=r.dtype.np), tol, scale, self.outcome,
+                               "the reference's error scale" if tol.basis == "error_scale" else "reference of |inputs|")
             else:
                 tol = self.spec.tolerance_for(self.overload, r.dtype) if r.dtype is not None else None
                 compare_scalar(got, ref, tol, self.outcome)
         except Mismatch as m:
             m.details["args"] = shown
             raise
+
+    def error_scale(self, args: dict[str, Any]) -> np.ndarray:
+        values = [fresh_copy(args[p.name]) for p in self.sig.params]
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(error_scale(self.reference)(*values), dtype=np.float64)
 
     def abs_reference(self, args: dict[str, Any]) -> np.ndarray:
         values = [np.abs(args[p.name]) if isinstance(args[p.name], np.ndarray) else args[p.name] for p in self.sig.params]

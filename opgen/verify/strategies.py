@@ -189,8 +189,9 @@ def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
             ),
             label="shapes",
         ).input_shapes
-        return {p.name: tuple(s)[max(len(s) - max(cap, len(core)), 0):]
-                for p, s, cap, core in zip(tensors, shapes, caps, rule.inputs_core)}
+        drawn = {p.name: tuple(s)[max(len(s) - max(cap, len(core)), 0):]
+                 for p, s, cap, core in zip(tensors, shapes, caps, rule.inputs_core)}
+        return _multiples(draw, drawn, overload, max_side)
     if len(tensors) > 1:
         shapes = draw(
             hnp.mutually_broadcastable_shapes(
@@ -209,6 +210,29 @@ def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
         label="shape",
     )
     return {tensors[0].name: tuple(shape)}
+
+
+def _multiples(draw: st.DrawFn, shapes: dict[str, tuple[int, ...]], overload: Overload,
+               max_side: int) -> dict[str, tuple[int, ...]]:
+    """Resize the core dims a domain's ``multiple_of`` names to a multiple of another core dim
+    or of a number, in every tensor that has them; one draw in eight keeps the drawn size."""
+    cores = dict(zip((p.name for p in overload.sig.tensor_params), overload.rule.inputs_core))
+
+    def size(dim: str) -> int:
+        name = next(n for n, core in cores.items() if dim in core)
+        return shapes[name][len(shapes[name]) - len(cores[name]) + cores[name].index(dim)]
+
+    for name in cores:
+        for dim, of in (overload.domain.get(name, Domain()).multiple_of or {}).items():
+            base = of if isinstance(of, int) else size(of)
+            if base == 0 or draw(st.integers(0, 7), label=f"keep {dim} as drawn") == 0:
+                continue
+            new = base * draw(st.integers(1, max(max_side // base, 1)), label=f"{dim} as a multiple of {of}")
+            for other, core in cores.items():
+                if dim in core:
+                    at = len(shapes[other]) - len(core) + core.index(dim)
+                    shapes[other] = shapes[other][:at] + (new,) + shapes[other][at + 1:]
+    return shapes
 
 
 @st.composite
