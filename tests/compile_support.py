@@ -29,6 +29,7 @@ COLLECTION = [
     ("prompts.py", "prefix_queries"), ("prompts.py", "prefix_for_search"),
     ("numeric.py", "horner"), ("numeric.py", "affine_counts"), ("numeric.py", "basket_total"),
     ("numeric.py", "pick_scaled"), ("numeric.py", "sum_exp_over_axes"), ("numeric.py", "weighted_lookup"),
+    ("numeric.py", "clipped"), ("numeric.py", "count_positive_above"),
     ("attention.py", "attend"),
 ]
 INT64 = (-(2**63), 2**63 - 1)

@@ -91,6 +91,8 @@ CASES: dict[str, Case] = {
                                   st.integers(-6, 6), st.booleans(), any_float), rtol=1e-15),
     "sum_exp_over_axes": Case(reduction_args(), rtol=1e-12),
     "weighted_lookup": Case(lookup_args(), rtol=1e-15),
+    "clipped": Case(st.tuples(st.lists(any_float, max_size=6), any_float, any_float)),
+    "count_positive_above": Case(st.tuples(st.lists(any_float, max_size=6), st.lists(int64, max_size=6), int64)),
     # softmax and matmul in float32 (each within its spec's tolerance of torch/NumPy).
     "attend": Case(attention_args(), rtol=1e-4, atol=1e-5, examples=40),
 }

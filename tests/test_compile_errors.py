@@ -168,3 +168,11 @@ def test_keyword_arguments_bind_by_the_specs_parameter_names(tmp_path: Path) -> 
     assert isinstance(err, MissingOp)
     assert err.message == "numpy.sum has no overload taking (tensor[float32], dims=int)"
     assert "f32: (a: tensor[float32], axis: int) -> tensor[float32]" in err.hint
+
+
+def test_an_int_compared_with_a_float_is_not_rounded(tmp_path: Path) -> None:
+    """Python compares 2**53 + 1 > 2.0**53 exactly; widening the int to float would not."""
+    err = error_of(tmp_path, "def f(a: int, b: float) -> bool:\n    return a < b\n")
+    assert isinstance(err, MissingOp)
+    assert err.message == "operator.lt has no overload taking (int, float)"
+    assert err.hint.startswith("Python compares an int and a float exactly; write float(x)")

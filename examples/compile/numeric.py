@@ -52,3 +52,20 @@ def sum_exp_over_axes(x: Matrix, axes: list[int]) -> Matrix:
 def weighted_lookup(weights: dict[str, float], keys: list[str], power: int) -> list[float]:
     """A dict parameter (KeyError for a missing key) and float ** int."""
     return [weights[k] ** power for k in keys]
+
+
+def clipped(scores: list[float], low: float, high: float) -> list[float]:
+    """Comparisons (operator.lt / operator.gt) in nested conditional expressions."""
+    return [low if s < low else high if s > high else s for s in scores]
+
+
+def count_positive_above(xs: list[float], counts: list[int], threshold: int) -> int:
+    """An if statement; a float compared with the int constant 0 (exact, as Python compares)."""
+    n = 0
+    i = 0
+    for x in xs:
+        if x > 0:
+            if counts[i] >= threshold:
+                n += 1
+        i += 1
+    return n

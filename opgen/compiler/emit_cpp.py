@@ -200,32 +200,39 @@ class _Emitter:
             name = "table_" + re.sub(r"\W+", "_", e.name).strip("_")
             self.tables.setdefault(e.name, (name, e.type, e.value))
             return f"{name}()"
-        t = self.temp()
         ctype = cpp_type(e.type)
+        # Children first, so temporaries are numbered in the order they are computed.
         if isinstance(e, ir.Op):
             args = [self.value(a) for a in e.bound]
             kernel = e.entry.signature["c_symbol"].removeprefix("opgen_")
+            t = self.temp()
             self.out.add(f"{ctype} {t} = {kernel}({', '.join(args)});  // {e.op} [{e.overload.name}]")
         elif isinstance(e, ir.Convert):
-            self.out.add(f"{ctype} {t} = static_cast<{ctype}>({self.value(e.value)});")
+            value = self.value(e.value)
+            t = self.temp()
+            self.out.add(f"{ctype} {t} = static_cast<{ctype}>({value});")
         elif isinstance(e, ir.Builtin):
             arg = self.value(e.args[0])
             if e.name == "len":
                 call = f"opgen::compiled::str_len({arg})" if e.args[0].type == STR else f"static_cast<int64_t>({arg}.size())"
             else:
                 call = arg  # float() of a float (narrower arguments were widened by a Convert)
+            t = self.temp()
             self.out.add(f"{ctype} {t} = {call};  // {e.name}()")
         elif isinstance(e, ir.Index):
             base, index = self.value(e.base), self.value(e.index)
+            t = self.temp()
             if isinstance(e.base.type, DictType):
                 self.out.add(f"{ctype} {t} = {base}.at({index});")
             else:
                 self.out.add(f"{ctype} {t} = opgen::compiled::item({base}, {index});")
         elif isinstance(e, ir.ListLit):
             items = [_moved(self.value(x)) for x in e.items]
+            t = self.temp()
             self.out.add(f"{ctype} {t}{{{', '.join(items)}}};")
         elif isinstance(e, ir.IfExp):
             cond = self.value(e.cond)
+            t = self.temp()
             self.out.add(f"{ctype} {t}{_zero(e.type)};")
             self.out.add(f"if ({cond}) {{")
             self.nested(lambda: self.out.add(f"{t} = {_moved(self.value(e.then))};"))
@@ -234,6 +241,7 @@ class _Emitter:
             self.out.add("}")
         elif isinstance(e, ir.ListComp):
             iterable = self.value(e.iterable)
+            t = self.temp()
             self.out.add(f"{ctype} {t};")
             var = _cpp_name(e.var)
             self.out.add(f"for (const auto& {var} : {iterable}) {{  // [... for {e.var} in ...]")

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import ir
 from .errors import CompileError
-from .resolve import OpResolver
+from .resolve import EXACT_COMPARISONS, OpResolver
 from .types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, widens_to
 
 
@@ -192,6 +192,12 @@ class Propagator:
 
     def op(self, e: ir.Op, assigned: set[str]) -> Type:
         args = [self.expr(a, assigned) for a in e.args]
+        if e.op in EXACT_COMPARISONS and FLOAT in args:
+            # `x > 0` on a float: the int constant becomes the float it equals exactly, as Python compares.
+            for i, a in enumerate(e.args):
+                if isinstance(a, ir.Const) and a.type == INT and float(a.value) == a.value:
+                    e.args[i] = self.coerce(a, INT, FLOAT, "")
+                    args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
         r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
         given = dict(zip(r.params, e.args)) | e.kwargs

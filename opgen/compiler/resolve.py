@@ -21,6 +21,9 @@ from .types import Type, widens_to
 
 CLI_TARGETS = {v: k for k, v in TARGET_IDS.items()}  # cpu-cpp -> cpp
 
+# Python compares int with float exactly, without converting the int (see types.widens_to).
+EXACT_COMPARISONS = frozenset(f"operator.{n}" for n in ("lt", "le", "gt", "ge", "eq", "ne"))
+
 # (spec, overload) -> the admitted entry, or raise (an OpgenError saying why not).
 Synthesizer = Callable[[Spec, Overload], Entry]
 
@@ -55,12 +58,14 @@ class OpResolver:
                 f"then run `opgen synthesize {op} --target {CLI_TARGETS[self.target]}`")
             raise MissingOp(f"no spec for {op}, called with ({shown})", op=op, arg_types=_types(args, kwargs),
                             command=None, where=where, hint=hint)
-        match = _choose(spec, args, kwargs)
+        match = _choose(spec, args, kwargs, int_to_float=op not in EXACT_COMPARISONS)
         if match is None:
             have = "; ".join(f"{o.name}: {o.sig}" for o in spec.overloads)
+            mixed = "Python compares an int and a float exactly; write float(x) if rounding the int is " \
+                    "what you mean. " if op in EXACT_COMPARISONS and {str(a) for a in args} == {"int", "float"} else ""
             raise MissingOp(
                 f"{op} has no overload taking ({shown})", op=op, arg_types=_types(args, kwargs), command=None,
-                where=where, hint=f"its overloads: {have}. Add one to {_spec_path(spec)}, then run "
+                where=where, hint=f"{mixed}its overloads: {have}. Add one to {_spec_path(spec)}, then run "
                                   f"`opgen synthesize {op} --overload NAME --target {CLI_TARGETS[self.target]}`")
         overload, params, widened = match
         param_types = [str(p.type) for p in overload.sig.params]
@@ -81,7 +86,8 @@ class OpResolver:
         return Resolution(spec, overload, entry, params, widened)
 
 
-def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type]) -> tuple[Overload, list[str], list[bool]] | None:
+def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type], *,
+            int_to_float: bool = True) -> tuple[Overload, list[str], list[bool]] | None:
     """The overload taking these arguments: an exact match, else the one needing fewest widenings."""
     best = None
     for o in spec.overloads:
@@ -95,7 +101,7 @@ def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type]) -> tuple[Over
         for p in o.sig.params:
             if given[p.name] == p.type:
                 widened.append(False)
-            elif widens_to(given[p.name], p.type):
+            elif widens_to(given[p.name], p.type, int_to_float=int_to_float):
                 widened.append(True)
             else:
                 break

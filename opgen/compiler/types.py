@@ -49,7 +49,11 @@ def parse(text: str) -> Type:
 _WIDER = {("bool", "int"), ("bool", "float"), ("int", "float")}
 
 
-def widens_to(src: Type, dst: Type) -> bool:
+def widens_to(src: Type, dst: Type, *, int_to_float: bool = True) -> bool:
+    """``int_to_float=False`` where Python does not convert: it compares an int and a float
+    exactly (2**53 + 1 > 2.0**53), so a comparison must not round the int."""
+    if not int_to_float and (src.name, dst.name) == ("int", "float"):
+        return False
     return src.kind == "scalar" and dst.kind == "scalar" and (src.name, dst.name) in _WIDER
 
 
