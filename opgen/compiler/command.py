@@ -66,7 +66,8 @@ def compile_command(
         cli.out.print_json(json.dumps(m))
         return
     plain = lambda text: cli.out.print(text, markup=False, highlight=False)  # noqa: E731
-    params = ", ".join(f"{p['name']}: {p['type']}" for p in m["params"])
+    params = ", ".join(f"{p['name']}: {p['type']}" + (f" = {p['default']!r}" if "default" in p else "")
+                       for p in m["params"])
     plain(f"compiled {function} ({params}) -> {m['returns']['type']}")
     table = Table("op", "overload", "target", "variant", "entry hash", "provider", "entry")
     for k in m["kernels"]:
