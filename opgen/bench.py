@@ -29,7 +29,7 @@ from .ffi import Kernel
 from .library import build_job_for
 from .nativetypes import NativeType
 from .project import Project
-from .references import resolve
+from .references import error_scale, resolve
 from .registry import Entry, Registry
 from .spec import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
 from .targets import build_any
@@ -233,6 +233,9 @@ def _agrees(spec: Spec, overload: Overload, got: Any, ref: Any, args: dict[str, 
     if tol.basis == "abs_inputs":
         values = [np.abs(args[p.name]) if p.type.kind == "tensor" else args[p.name] for p in overload.sig.params]
         scale = np.asarray(_reference_caller(reference, values)(), dtype=np.float64)
+    elif tol.basis == "error_scale":  # the overload's reference's own error scale, on the same inputs
+        values = [args[p.name] for p in overload.sig.params]
+        scale = np.asarray(error_scale(spec.reference_for(overload))(*values), dtype=np.float64)
     try:
         compare_tensor(np.asarray(got), ref.astype(got.dtype, copy=False), loose, scale, Outcome())
     except Mismatch as m:
