@@ -20,7 +20,6 @@ from opgen.cli import app
 from opgen.compiler.link import entry_hash
 from opgen.compiler.emit_cpp import Kernel
 from opgen.host import load_compiled
-from opgen.project import Project
 from opgen.registry import Registry
 from opgen.spec import load_all
 from tests.compile_support import CHECKOUT, EXAMPLES, compiled  # noqa: F401 (a fixture)
