@@ -365,7 +365,7 @@ def render(t: Tables, syntax: str) -> list[str]:
             lines += [f"// {doc}", f"constexpr int32_t {name}[] = {{", *("    " + n for n in numbers(values, width, CODE_POINT_COLUMNS[attr])),
                       "};"]
         else:
-            lines += [f"// {doc}", f"const {name}: [i32; {len(values)}] = [",
+            lines += [f"// {doc}", f"static {name}: [i32; {len(values)}] = [",
                       *("    " + n for n in numbers(values, width, CODE_POINT_COLUMNS[attr])), "];"]
     return lines[:-1] if syntax == "prompt" else lines
 

@@ -118,7 +118,7 @@ def test_reference_is_the_model_tokenizer(vocab, model_tokenizer):
     assert wordpiece_encode(vocab, texts, 256) == hf_encode(model_tokenizer, texts, 256)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(texts=st.lists(st.one_of(mixed_text(), st.lists(st.sampled_from(REAL_WORDS + tuple(VARIED[:12])),
                                                        max_size=6).map(" ".join)), max_size=5),
        max_length=st.one_of(st.integers(2, 40), st.integers(2, 600)))
