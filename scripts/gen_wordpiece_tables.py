@@ -356,17 +356,18 @@ def numbers(values: list[int], width: int, hex_columns: tuple[int, ...]) -> list
 
 
 def render(t: Tables, syntax: str) -> list[str]:
+    """The tables as the prompt shows them (plain numbers under a description), or as C++ or Rust
+    constants; the numbers are the same text in all three."""
     lines: list[str] = []
     for name, attr, width, doc in TABLES_DOC:
         values = flat(t, attr)
+        rows = numbers(values, width, CODE_POINT_COLUMNS[attr])
         if syntax == "prompt":
-            lines += [f"{name} ({len(values)} integers): {doc}", *numbers(values, width, CODE_POINT_COLUMNS[attr]), ""]
+            lines += [f"{name} ({len(values)} integers): {doc}", *rows, ""]
         elif syntax == "cpp":
-            lines += [f"// {doc}", f"constexpr int32_t {name}[] = {{", *("    " + n for n in numbers(values, width, CODE_POINT_COLUMNS[attr])),
-                      "};"]
+            lines += [f"// {doc}", f"constexpr int32_t {name}[] = {{", *("    " + r for r in rows), "};"]
         else:
-            lines += [f"// {doc}", f"static {name}: [i32; {len(values)}] = [",
-                      *("    " + n for n in numbers(values, width, CODE_POINT_COLUMNS[attr])), "];"]
+            lines += [f"// {doc}", f"static {name}: [i32; {len(values)}] = [", *("    " + r for r in rows), "];"]
     return lines[:-1] if syntax == "prompt" else lines
 
 
