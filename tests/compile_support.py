@@ -26,7 +26,7 @@ EXAMPLES = CHECKOUT / "examples" / "compile"
 NODE_CLIENT = CHECKOUT / "clients" / "node"
 # Every function of the collection: (file, function).
 COLLECTION = [
-    ("prompts.py", "prefix_queries"), ("prompts.py", "prefix_for_search"),
+    ("prompts.py", "prefix_queries"), ("prompts.py", "prefix_for_search"), ("prompts.py", "label_matches"),
     ("numeric.py", "horner"), ("numeric.py", "affine_counts"), ("numeric.py", "basket_total"),
     ("numeric.py", "pick_scaled"), ("numeric.py", "sum_exp_over_axes"), ("numeric.py", "weighted_lookup"),
     ("numeric.py", "clipped"), ("numeric.py", "count_positive_above"),

@@ -83,6 +83,8 @@ class Case:
 CASES: dict[str, Case] = {
     "prefix_queries": Case(st.tuples(st.lists(text, max_size=6), st.sampled_from(TASKS) | text)),
     "prefix_for_search": Case(st.tuples(st.lists(text, max_size=6))),
+    "label_matches": Case(st.lists(st.sampled_from(["", "a", "é", "query"]) | text, max_size=6).flatmap(
+        lambda labels: st.tuples(st.just(labels), st.sampled_from(labels) | text if labels else text))),
     "horner": Case(st.tuples(st.lists(any_float, max_size=5), st.lists(any_float, max_size=5))),
     "affine_counts": Case(st.tuples(st.lists(int64, max_size=6), int64, int64)),
     "basket_total": Case(basket_args()),

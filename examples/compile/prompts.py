@@ -18,3 +18,8 @@ def prefix_queries(text: list[str], task: str = "query") -> list[str]:
 def prefix_for_search(text: list[str]) -> list[str]:
     """The prefix looked up at compile time: the key is a constant."""
     return [TASK_PREFIXES["query"] + s for s in text]
+
+
+def label_matches(labels: list[str], wanted: str) -> list[bool]:
+    """str == str (operator.eq) into a list of bools."""
+    return [label == wanted for label in labels]
