@@ -283,3 +283,58 @@ def test_specs_declare_their_error_scale_and_bench_cases(name):
     tol = spec.tolerance_for(overload, overload.sig.returns.dtype)
     assert tol.basis == "error_scale" and callable(R.error_scale(spec.reference))
     assert overload.bench and {"embedding-model", "attention"} <= set(spec.tags)
+
+
+# ------------------------------------------------------------------ the admitted kernels beyond the gate's sizes
+
+
+def _registry_kernel(name: str):
+    import ctypes
+
+    from opgen.build import build
+    from opgen.ffi import Kernel
+    from opgen.library import build_job_for
+    from opgen.registry import Registry
+
+    spec = load_spec(SPECS / "opgen" / "nn" / f"{name}.yaml")
+    overload = spec.overload("f32")
+    entry = Registry(SPECS.parent / "generated").get(spec.op, "f32", "cpu-cpp")
+    assert entry is not None and entry.status(spec)[0] == "verified"
+    built = build([build_job_for(entry, spec, overload)])[0]
+    assert built.ok, built.diagnostics
+    kernel = Kernel(ctypes.CDLL(str(built.library)), entry.signature["c_symbol"], overload.sig)
+    rtol = spec.tolerance_for(overload, overload.sig.returns.dtype).rtol
+
+    def call(*args):
+        out = np.empty(overload.rule.output_shape(dict(zip([p.name for p in overload.sig.params], args)),
+                                                  [p.name for p in overload.sig.tensor_params]), np.float32)
+        return kernel(list(args), out=out)
+
+    return call, rtol
+
+
+@pytest.mark.parametrize("loop,hq,hkv,s,d,window,strided", [
+    ((4,), 12, 12, 70, 32, 0, True),     # MiniLM-like, many kv heads (a thread per kv head), (B, S, H, D) memory
+    ((1,), 3, 1, 300, 64, 65, False),    # EmbeddingGemma-like, one kv head (shared packs), a window
+    ((2,), 4, 2, 100, 40, 0, False),     # key panels and value columns with tails
+])
+def test_attention_kernel_on_shapes_larger_than_the_gate_draws(loop, hq, hkv, s, d, window, strided):
+    call, rtol = _registry_kernel("scaled_dot_product_attention")
+    rng = np.random.default_rng(s)
+    q, k, v, m = attention_case(rng, loop, hq, hkv, s, s, d, d, pad=0.25)
+    if strided:  # the projection's (B, S, H, D) layout viewed as (B, H, S, D)
+        q = np.ascontiguousarray(np.swapaxes(q, -2, -3)).swapaxes(-2, -3)
+    scale = d ** -0.5
+    got = call(q, k, v, m, window, scale)
+    want = R.scaled_dot_product_attention(q, k, v, m, window, scale)
+    assert within(got, want, R.scaled_dot_product_attention.error_scale(q, k, v, m, window, scale), rtol)
+
+
+def test_rotary_kernel_on_gemma_shapes_and_large_positions():
+    call, rtol = _registry_kernel("rotary_embedding")
+    x = np.random.default_rng(8).uniform(-3, 3, (2, 3, 200, 256)).astype(np.float32)
+    positions = np.stack([np.arange(200), np.arange(2_000_000, 2_000_200)])  # the second beyond the fast path
+    for theta in (10_000.0, 1_000_000.0):
+        got = call(x, positions, theta)
+        assert within(got, R.rotary_embedding(x, positions, theta), R.rotary_embedding.error_scale(x, positions, theta),
+                      rtol)

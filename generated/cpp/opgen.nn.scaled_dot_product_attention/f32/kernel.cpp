@@ -7,12 +7,11 @@
 // How it is computed, blocked rather than flash-style (a whole row of scores fits in cache
 // for encoder lengths):
 //   1. The visible keys (key_mask != 0) of each loop index are listed in order; per key/value
-//      head they are gathered once, NR keys at a time in parallel: K into NR-key panels laid
-//      out d-major (the score micro-kernel reads two vectors of keys per d), V into
-//      NR-column panels laid out key-major. Padded keys are skipped entirely: they would get
-//      probability exactly 0. The query heads of a group share these packs (grouped-query
-//      attention).
-//   2. Per (loop index, query head, block of BQ queries), in parallel: the block's queries
+//      head they are gathered once, NR keys at a time: K into NR-key panels laid out d-major
+//      (the score micro-kernel reads two vectors of keys per d), V into NR-column panels
+//      laid out key-major. Padded keys are skipped entirely: they would get probability
+//      exactly 0. The query heads of a group share these packs (grouped-query attention).
+//   2. Per (loop index, query head, block of BQ queries): the block's queries
 //      are packed, pre-multiplied by the scale; scores for the keys any of its rows can see
 //      (the window makes that a contiguous range of the gathered keys) come from an MR x NR
 //      register-tiled micro-kernel with one fused multiply-add per (row, key vector, d);
@@ -22,7 +21,9 @@
 //      gets zeros.
 // Everything accumulates in float32 (the spec's tolerance covers any summation order).
 // Vectors are GCC vector extensions sized to the ISA -march=native gives (16 lanes with
-// AVX-512, 8 with AVX2, 4 otherwise); OpenMP spreads packing and blocks over the cores.
+// AVX-512, 8 with AVX2, 4 otherwise). OpenMP spreads whole key/value heads over the threads
+// when there are many (each thread packs one and serves its query heads, no barrier), else
+// packs the few shared ones panel by panel and then spreads the query blocks.
 #include "opgen_kernel.hpp"
 
 #include <algorithm>
@@ -209,25 +210,162 @@ void opgen_nn_scaled_dot_product_attention__f32(const opgen::Tensor& q, const op
   }
 
   // Packed keys and values per (loop index, kv head): K as ceil(T/NR) panels of D x NR,
-  // V as ceil(Dv/NR) panels of T x NR; only the visible keys, zero-padded. (At least one
-  // element each, so that no pointer arithmetic starts from a null data().)
+  // V as ceil(Dv/NR) panels of T x NR; only the visible keys, zero-padded.
   const int64_t slots = B * Hkv;
   const int64_t kpanels = ceil_div(T, NR), vpanels = ceil_div(Dv, NR);
   const int64_t kslot = kpanels * NR * D, vslot = vpanels * T * NR;
-  std::vector<float> Kp(static_cast<size_t>(std::max<int64_t>(slots * kslot, 1)));
-  std::vector<float> Vp(static_cast<size_t>(std::max<int64_t>(slots * vslot, 1)));
+
+  // Gathers key panel p (NR keys: their K columns and V rows) of kv slot `slot` into that
+  // slot's packs kp and vp.
+  auto pack_panel = [&](int64_t slot, int64_t p, float* kp, float* vp) {
+    const int64_t b = slot / Hkv, g = slot % Hkv, n = count[b];
+    if (p * NR >= n) return;
+    const int32_t* kid = keys.data() + b * T;
+    float* kpanel = kp + p * NR * D;
+    const float* kbase = kd + ok[b] + g * ks_h;
+    const float* vbase = vd + ov[b] + g * vs_h;
+    for (int64_t c = 0; c < NR; ++c) {
+      const int64_t jj = p * NR + c;
+      if (jj >= n) {
+        for (int64_t d = 0; d < D; ++d) kpanel[d * NR + c] = 0.0f;
+        continue;
+      }
+      const float* krow = kbase + kid[jj] * ks_t;
+      if (ks_d == 1)
+        for (int64_t d = 0; d < D; ++d) kpanel[d * NR + c] = krow[d];
+      else
+        for (int64_t d = 0; d < D; ++d) kpanel[d * NR + c] = krow[d * ks_d];
+      const float* vrow = vbase + kid[jj] * vs_t;
+      for (int64_t cp = 0; cp < vpanels; ++cp) {
+        float* dst = vp + (cp * T + jj) * NR;
+        const int64_t cols = std::min<int64_t>(NR, Dv - cp * NR);
+        if (vs_e == 1)
+          std::memcpy(dst, vrow + cp * NR, static_cast<size_t>(cols) * sizeof(float));
+        else
+          for (int64_t e = 0; e < cols; ++e) dst[e] = vrow[(cp * NR + e) * vs_e];
+        std::fill(dst + cols, dst + NR, 0.0f);
+      }
+    }
+  };
 
   const int64_t qblocks = ceil_div(S, BQ);
-  const int64_t tasks = B * Hq * qblocks;
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
   const int64_t width = kpanels * NR;  // widest score row a block can need
-  std::vector<float> qbuf(static_cast<size_t>(threads) * BQ * std::max<int64_t>(D, 1));
-  std::vector<float> sbuf(static_cast<size_t>(threads) * BQ * std::max<int64_t>(width, 1));
+  // (At least one element per buffer, so that no pointer arithmetic starts from a null data().)
+  const int64_t qsize = BQ * std::max<int64_t>(D, 1), ssize = BQ * std::max<int64_t>(width, 1);
+  std::vector<float> qbuf(static_cast<size_t>(threads * qsize)), sbuf(static_cast<size_t>(threads * ssize));
+
+  // Block blk (BQ queries) of query head h at loop index b, against its kv head's packs.
+  auto attend_block = [&](int64_t b, int64_t h, int64_t blk, const float* kp, const float* vp, int tid) {
+    const int64_t i0 = blk * BQ, rows = std::min<int64_t>(BQ, S - i0);
+    const int64_t n = count[b];
+    const int32_t* kid = keys.data() + b * T;
+    float* obase = od + ((b * Hq + h) * S + i0) * Dv;
+
+    // Each row's visible keys are the gathered keys [lo, hi): those inside its window.
+    int64_t lo[BQ], hi[BQ];
+    for (int64_t r = 0; r < BQ; ++r) {
+      const int64_t i = i0 + std::min(r, rows - 1);
+      lo[r] = W ? std::lower_bound(kid, kid + n, i - W + 1) - kid : 0;
+      hi[r] = W ? std::lower_bound(kid, kid + n, i + W) - kid : n;
+    }
+    const int64_t p0 = lo[0] / NR, p1 = ceil_div(hi[BQ - 1], NR);  // key panels the block needs
+    if (p1 <= p0) {  // no row sees a key
+      std::fill(obase, obase + rows * Dv, 0.0f);
+      return;
+    }
+    const int64_t base = p0 * NR, ld = (p1 - p0) * NR;
+
+    float* Q = qbuf.data() + tid * qsize;
+    const float* qrow0 = qd + oq[b] + h * qs_h;
+    for (int64_t r = 0; r < BQ; ++r) {
+      float* dst = Q + r * D;
+      const float* src = qrow0 + (i0 + r) * qs_s;
+      if (r >= rows)
+        std::fill(dst, dst + D, 0.0f);
+      else if (qs_d == 1)
+        for (int64_t d = 0; d < D; ++d) dst[d] = src[d] * sc;
+      else
+        for (int64_t d = 0; d < D; ++d) dst[d] = src[d * qs_d] * sc;
+    }
+
+    float* P = sbuf.data() + tid * ssize;
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t r0 = 0; r0 < rows; r0 += MR)
+        score_tile(D, Q + r0 * D, D, kp + p * NR * D, P + r0 * ld + (p - p0) * NR, ld);
+
+    // Softmax per row over [lo, hi); everything else in the row becomes exactly 0.
+    float inv[BQ];
+    const int64_t tiled_rows = ceil_div(rows, MR) * MR;
+    for (int64_t r = 0; r < tiled_rows; ++r) {
+      float* row = P + r * ld;
+      if (r >= rows || hi[r] <= lo[r]) {
+        std::fill(row, row + ld, 0.0f);
+        inv[r] = 0.0f;
+        continue;
+      }
+      const int64_t a = lo[r] - base, z = hi[r] - base;
+      float m = -std::numeric_limits<float>::infinity();
+      int64_t j = a;
+      if (z - a >= VL) {
+        vf mv = loadv(row + a);
+        for (j = a + VL; j + VL <= z; j += VL) {
+          const vf x = loadv(row + j);
+          mv = x > mv ? x : mv;
+        }
+        m = hmax(mv);
+      }
+      for (; j < z; ++j) m = std::max(m, row[j]);
+      vi lane;
+      for (int l = 0; l < VL; ++l) lane[l] = l;
+      vf sum = vf{};
+      const vf mm = splat(m);
+      for (j = 0; j < ld; j += VL) {  // ld is a multiple of NR, hence of VL
+        const vi idx = lane + static_cast<int32_t>(j);
+        const vi inside = (idx >= static_cast<int32_t>(a)) & (idx < static_cast<int32_t>(z));
+        const vf e = exp_nonpositive(loadv(row + j) - mm);
+        const vf kept = inside ? e : vf{};
+        sum += kept;
+        storev(row + j, kept);
+      }
+      inv[r] = 1.0f / hsum(sum);
+    }
+
+    // out = P @ V, MR rows x NR columns at a time, over the keys the MR rows see.
+    for (int64_t r0 = 0; r0 < rows; r0 += MR) {
+      const int64_t j0 = lo[r0], j1 = hi[std::min<int64_t>(r0 + MR, rows) - 1];
+      for (int64_t c0 = 0; c0 < Dv; c0 += NR) {
+        vf acc[MR][2];
+        if (j1 > j0)
+          value_tile(j0 - base, j1 - base, P + r0 * ld, ld, vp + (c0 / NR) * T * NR + base * NR, acc);
+        else
+          for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = vf{};
+        const int64_t cols = std::min<int64_t>(NR, Dv - c0);
+        for (int64_t r = r0; r < std::min<int64_t>(r0 + MR, rows); ++r) {
+          float tile[NR];
+          const vf s = splat(inv[r]);
+          storev(tile, acc[r - r0][0] * s);
+          storev(tile + VL, acc[r - r0][1] * s);
+          std::memcpy(obase + r * Dv + c0, tile, static_cast<size_t>(cols) * sizeof(float));
+        }
+      }
+    }
+  };
+
   const double work = static_cast<double>(B) * Hq * S * static_cast<double>(T) * (D + Dv);
   const bool parallel = threads > 1 && work > 2.0e5;
+  // With many kv heads (MiniLM: batch x 12) each thread takes whole kv heads: it packs one into
+  // its own buffers and serves all its query heads and blocks at once, with no barrier in
+  // between (16 per thread keep these coarse tasks balanced). With few (EmbeddingGemma: one
+  // per sequence) the packs are shared and built first (panels in parallel), then the blocks
+  // are spread over the threads.
+  const bool per_slot = !parallel || slots >= 16 * threads;
+  const int64_t owners = per_slot ? threads : slots;
+  std::vector<float> Kp(static_cast<size_t>(std::max<int64_t>(owners * kslot, 1)));
+  std::vector<float> Vp(static_cast<size_t>(std::max<int64_t>(owners * vslot, 1)));
 
 #pragma omp parallel num_threads(threads) if (parallel)
   {
@@ -235,139 +373,27 @@ void opgen_nn_scaled_dot_product_attention__f32(const opgen::Tensor& q, const op
 #ifdef _OPENMP
     tid = omp_get_thread_num();
 #endif
-    // Packing, one key panel (NR keys: their K columns and V rows) of one kv head at a time.
+    if (per_slot) {
+      float* kp = Kp.data() + tid * kslot;
+      float* vp = Vp.data() + tid * vslot;
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t item = 0; item < slots * kpanels; ++item) {
-      const int64_t slot = item / kpanels, p = item % kpanels;
-      const int64_t b = slot / Hkv, g = slot % Hkv, n = count[b];
-      if (p * NR >= n) continue;
-      const int32_t* kid = keys.data() + b * T;
-      float* kp = Kp.data() + slot * kslot + p * NR * D;
-      const float* kbase = kd + ok[b] + g * ks_h;
-      float* vp = Vp.data() + slot * vslot;
-      const float* vbase = vd + ov[b] + g * vs_h;
-      for (int64_t c = 0; c < NR; ++c) {
-        const int64_t jj = p * NR + c;
-        if (jj >= n) {
-          for (int64_t d = 0; d < D; ++d) kp[d * NR + c] = 0.0f;
-          continue;
-        }
-        const float* krow = kbase + kid[jj] * ks_t;
-        if (ks_d == 1)
-          for (int64_t d = 0; d < D; ++d) kp[d * NR + c] = krow[d];
-        else
-          for (int64_t d = 0; d < D; ++d) kp[d * NR + c] = krow[d * ks_d];
-        const float* vrow = vbase + kid[jj] * vs_t;
-        for (int64_t cp = 0; cp < vpanels; ++cp) {
-          float* dst = vp + (cp * T + jj) * NR;
-          const int64_t cols = std::min<int64_t>(NR, Dv - cp * NR);
-          if (vs_e == 1)
-            std::memcpy(dst, vrow + cp * NR, static_cast<size_t>(cols) * sizeof(float));
-          else
-            for (int64_t e = 0; e < cols; ++e) dst[e] = vrow[(cp * NR + e) * vs_e];
-          std::fill(dst + cols, dst + NR, 0.0f);
-        }
+      for (int64_t slot = 0; slot < slots; ++slot) {
+        for (int64_t p = 0; p < kpanels; ++p) pack_panel(slot, p, kp, vp);
+        const int64_t b = slot / Hkv, g = slot % Hkv;
+        for (int64_t h = g * group; h < (g + 1) * group; ++h)
+          for (int64_t blk = 0; blk < qblocks; ++blk) attend_block(b, h, blk, kp, vp, tid);
       }
-    }
-
+    } else {
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t blk = task % qblocks, bh = task / qblocks;
-      const int64_t b = bh / Hq, h = bh % Hq, slot = b * Hkv + h / group;
-      const int64_t i0 = blk * BQ, rows = std::min<int64_t>(BQ, S - i0);
-      const int64_t n = count[b];
-      const int32_t* kid = keys.data() + b * T;
-      float* obase = od + ((b * Hq + h) * S + i0) * Dv;
-
-      // Each row's visible keys are the gathered keys [lo, hi): those inside its window.
-      int64_t lo[BQ], hi[BQ];
-      for (int64_t r = 0; r < BQ; ++r) {
-        const int64_t i = i0 + std::min(r, rows - 1);
-        lo[r] = W ? std::lower_bound(kid, kid + n, i - W + 1) - kid : 0;
-        hi[r] = W ? std::lower_bound(kid, kid + n, i + W) - kid : n;
+      for (int64_t item = 0; item < slots * kpanels; ++item) {
+        const int64_t slot = item / kpanels;
+        pack_panel(slot, item % kpanels, Kp.data() + slot * kslot, Vp.data() + slot * vslot);
       }
-      const int64_t p0 = lo[0] / NR, p1 = ceil_div(hi[BQ - 1], NR);  // key panels the block needs
-      if (p1 <= p0) {  // no row sees a key
-        std::fill(obase, obase + rows * Dv, 0.0f);
-        continue;
-      }
-      const int64_t base = p0 * NR, ld = (p1 - p0) * NR;
-
-      float* Q = qbuf.data() + static_cast<size_t>(tid) * BQ * std::max<int64_t>(D, 1);
-      const float* qrow0 = qd + oq[b] + h * qs_h;
-      for (int64_t r = 0; r < BQ; ++r) {
-        float* dst = Q + r * D;
-        const float* src = qrow0 + (i0 + r) * qs_s;
-        if (r >= rows)
-          std::fill(dst, dst + D, 0.0f);
-        else if (qs_d == 1)
-          for (int64_t d = 0; d < D; ++d) dst[d] = src[d] * sc;
-        else
-          for (int64_t d = 0; d < D; ++d) dst[d] = src[d * qs_d] * sc;
-      }
-
-      float* P = sbuf.data() + static_cast<size_t>(tid) * BQ * std::max<int64_t>(width, 1);
-      const float* kp = Kp.data() + slot * kslot;
-      for (int64_t p = p0; p < p1; ++p)
-        for (int64_t r0 = 0; r0 < rows; r0 += MR)
-          score_tile(D, Q + r0 * D, D, kp + p * NR * D, P + r0 * ld + (p - p0) * NR, ld);
-
-      // Softmax per row over [lo, hi); everything else in the row becomes exactly 0.
-      float inv[BQ];
-      const int64_t tiled_rows = ceil_div(rows, MR) * MR;
-      for (int64_t r = 0; r < tiled_rows; ++r) {
-        float* row = P + r * ld;
-        if (r >= rows || hi[r] <= lo[r]) {
-          std::fill(row, row + ld, 0.0f);
-          inv[r] = 0.0f;
-          continue;
-        }
-        const int64_t a = lo[r] - base, z = hi[r] - base;
-        float m = -std::numeric_limits<float>::infinity();
-        int64_t j = a;
-        if (z - a >= VL) {
-          vf mv = loadv(row + a);
-          for (j = a + VL; j + VL <= z; j += VL) {
-            const vf x = loadv(row + j);
-            mv = x > mv ? x : mv;
-          }
-          m = hmax(mv);
-        }
-        for (; j < z; ++j) m = std::max(m, row[j]);
-        vi lane;
-        for (int l = 0; l < VL; ++l) lane[l] = l;
-        vf sum = vf{};
-        const vf mm = splat(m);
-        for (j = 0; j < ld; j += VL) {  // ld is a multiple of NR, hence of VL
-          const vi idx = lane + static_cast<int32_t>(j);
-          const vi inside = (idx >= static_cast<int32_t>(a)) & (idx < static_cast<int32_t>(z));
-          const vf e = exp_nonpositive(loadv(row + j) - mm);
-          const vf kept = inside ? e : vf{};
-          sum += kept;
-          storev(row + j, kept);
-        }
-        inv[r] = 1.0f / hsum(sum);
-      }
-
-      // out = P @ V, MR rows x NR columns at a time, over the keys the MR rows see.
-      const float* vp = Vp.data() + slot * vslot;
-      for (int64_t r0 = 0; r0 < rows; r0 += MR) {
-        const int64_t j0 = lo[r0], j1 = hi[std::min<int64_t>(r0 + MR, rows) - 1];
-        for (int64_t c0 = 0; c0 < Dv; c0 += NR) {
-          vf acc[MR][2];
-          if (j1 > j0)
-            value_tile(j0 - base, j1 - base, P + r0 * ld, ld, vp + (c0 / NR) * T * NR + base * NR, acc);
-          else
-            for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = vf{};
-          const int64_t cols = std::min<int64_t>(NR, Dv - c0);
-          for (int64_t r = r0; r < std::min<int64_t>(r0 + MR, rows); ++r) {
-            float tile[NR];
-            const vf s = splat(inv[r]);
-            storev(tile, acc[r - r0][0] * s);
-            storev(tile + VL, acc[r - r0][1] * s);
-            std::memcpy(obase + r * Dv + c0, tile, static_cast<size_t>(cols) * sizeof(float));
-          }
-        }
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t task = 0; task < B * Hq * qblocks; ++task) {
+        const int64_t blk = task % qblocks, bh = task / qblocks;
+        const int64_t b = bh / Hq, h = bh % Hq, slot = b * Hkv + h / group;
+        attend_block(b, h, blk, Kp.data() + slot * kslot, Vp.data() + slot * vslot, tid);
       }
     }
   }
