@@ -111,8 +111,11 @@ def gemma_config(model_dir: Path, max_batch: int = 32, tokenizer: Any = None) ->
     add_bos, add_eos = int(tokenizer.add_bos), int(tokenizer.add_eos)
     head_dim = int(c.get("head_dim", c["hidden_size"] // c["num_attention_heads"]))
     theta, local_theta = _rope_thetas(c, model_dir)
+    # Gemma3TextConfig turns the stored window into an exclusive bound when attention is
+    # bidirectional (512 -> 257): a key is visible iff |i - j| < window.
+    window = int(c["sliding_window"]) // 2 + 1 if c.get("sliding_window") else 0
     return [layers, c["hidden_size"], c["intermediate_size"], c["num_attention_heads"], c["num_key_value_heads"],
-            head_dim, c["vocab_size"], c.get("sliding_window") or 0, theta, local_theta,
+            head_dim, c["vocab_size"], window, theta, local_theta,
             c.get("query_pre_attn_scalar", head_dim), c["rms_norm_eps"],
             max_seq_length(model_dir, c), max_batch, add_bos, add_eos,
             len(dense) // 4, *dense, *[1 if t == "sliding_attention" else 0 for t in types]]

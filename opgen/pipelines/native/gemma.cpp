@@ -19,7 +19,7 @@ namespace {
 
 // Config values, in the order the host passes them (see opgen/pipelines/models.py):
 //  0 layers, 1 hidden, 2 intermediate, 3 heads, 4 kv_heads, 5 head_dim, 6 vocab,
-//  7 sliding_window, 8 rope_theta, 9 rope_local_theta, 10 query_pre_attn_scalar, 11 eps,
+//  7 sliding window (exclusive bound: key j visible from i iff |i - j| < window), 8 rope_theta, 9 rope_local_theta, 10 query_pre_attn_scalar, 11 eps,
 //  12 max_length, 13 max_batch, 14 add_bos, 15 add_eos, 16 n_dense,
 //  then per Dense module: module index, in, out, has_bias; then per layer: 1 if sliding.
 struct GemmaConfig {
