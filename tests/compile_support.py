@@ -30,7 +30,7 @@ COLLECTION = [
     ("numeric.py", "horner"), ("numeric.py", "affine_counts"), ("numeric.py", "basket_total"),
     ("numeric.py", "pick_scaled"), ("numeric.py", "sum_exp_over_axes"), ("numeric.py", "weighted_lookup"),
     ("numeric.py", "clipped"), ("numeric.py", "count_positive_above"),
-    ("attention.py", "attend"),
+    ("attention.py", "attend"), ("embedding.py", "embed_tokens"),
 ]
 INT64 = (-(2**63), 2**63 - 1)
 
@@ -161,7 +161,7 @@ def encode(value: Any) -> Any:
     if type(value).__module__ == "torch":
         value = value.numpy()
     if isinstance(value, np.ndarray):
-        contiguous = np.ascontiguousarray(value)
+        contiguous = np.array(value, order="C")  # not ascontiguousarray: it turns 0-d into 1-d
         return {"$tensor": {"dtype": str(contiguous.dtype), "shape": list(contiguous.shape),
                             "b64": base64.b64encode(contiguous.tobytes()).decode()}}
     raise TypeError(f"cannot encode {type(value).__name__}")

@@ -48,6 +48,15 @@ def attention_args(draw) -> tuple[Any, Any]:
 
 
 @st.composite
+def embedding_args(draw) -> tuple[Any, ...]:
+    """Ids of any rank up to 2 (now and then one outside the table: IndexError), a table, a position row."""
+    vocab, d = draw(st.integers(1, 6)), draw(st.integers(1, 8))
+    ids = draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
+                          elements=st.integers(0, vocab - 1) | st.sampled_from([-1, vocab])))
+    return torch.from_numpy(ids), draw(f32_tensor((vocab, d), 3.0)), draw(f32_tensor((d,), 3.0))
+
+
+@st.composite
 def lookup_args(draw) -> tuple[Any, ...]:
     weights = draw(st.dictionaries(text, st.floats(-1e3, 1e3), max_size=4))
     keys = draw(st.lists(st.sampled_from(sorted(weights)) | text if weights else text, max_size=5))
@@ -97,6 +106,8 @@ CASES: dict[str, Case] = {
     "count_positive_above": Case(st.tuples(st.lists(any_float, max_size=6), st.lists(int64, max_size=6), int64)),
     # softmax and matmul in float32 (each within its spec's tolerance of torch/NumPy).
     "attend": Case(attention_args(), rtol=1e-4, atol=1e-5, examples=40),
+    # embedding (exact), add, GELU (tanh) and L2 normalisation in float32.
+    "embed_tokens": Case(embedding_args(), rtol=1e-5, atol=1e-6, examples=40),
 }
 
 
