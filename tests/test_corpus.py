@@ -54,7 +54,7 @@ def test_corpus_entry_is_rejected_for_its_reason(entry):
     pytest.fail(f"rejected for another reason: {what}\n{r.got.message[:3000]}")
 
 
-@pytest.mark.parametrize("kernel", HONEST, ids=[f"{k.op}-{k.overload}" for k in HONEST])
+@pytest.mark.parametrize("kernel", HONEST, ids=[f"{k.op}-{k.overload}-{k.target}" for k in HONEST])
 def test_shipped_kernel_is_admitted(kernel):
     r = run_honest(kernel, SPECS)
     HONEST_RESULTS[f"{kernel.op} {kernel.overload}"] = r
