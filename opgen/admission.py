@@ -81,7 +81,18 @@ def build_job(spec: Spec, overload: Overload, source: str, target: str = "cpp") 
 
 
 def check_policy(spec: Spec, overload: Overload, source: str, target: str = "cpp") -> GateResult | None:
-    rules = policy_rust.check if backend(target).target == "rust" else policy.check
+    b = backend(target)
+    if b.gpu:  # the emulated subset of CUDA / Metal, the sandbox rules and the launch line
+        from .gpu import policy as gpu_policy
+        from .gpu.device_abi import contract
+        from .gpu.dialect import dialect
+
+        c = contract(spec, overload, dialect(b.target))
+        violations = gpu_policy.check(source, c.dialect, c.launch_names)
+        if violations:
+            return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations))
+        return None
+    rules = policy_rust.check if b.target == "rust" else policy.check
     violations = rules(source, threads_allowed=spec.threads_allowed(overload))
     if violations:
         return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations))
@@ -155,10 +166,22 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     """Everything a candidate must pass before admission, in order, stopping at the first failure.
 
     ``target`` rust: the Rust policy, a rustc build, the library audit against its baseline,
-    and a checked build (stage "checked") where C++ gets its sanitizer run."""
+    and a checked build (stage "checked") where C++ gets its sanitizer run.
+
+    ``target`` cuda or metal: the GPU policy, the build for the CPU execution layer (a C++
+    build, audited and sanitized like one) with the device build beside it (nvcc; Apple's
+    metal compiler where it exists; its errors are compile errors), every run on the CPU
+    execution layer; a pass is admitted as ``emulated`` (``opgen.gpu.admission``)."""
     rust = backend(target).target == "rust"
+    gpu = backend(target).gpu
     if (rejected := check_policy(spec, overload, source, target)) is not None:
         return rejected
+    device = None
+    if gpu:  # compiled for the device while the CPU execution layer builds and verifies
+        from .gpu.admission import DeviceBuild
+
+        device = DeviceBuild(spec, overload, source, backend(target).target)
+        device.start()
     job = build_job(spec, overload, source, target)
     result = built or build_any([job])[0]
     threads = spec.threads_allowed(overload)
@@ -171,7 +194,13 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         if rejected is not None:
             return rejected
     if not result.ok:
-        return GateResult(False, "compile", result.diagnostics or "the build failed without diagnostics", build=result)
+        feedback = result.diagnostics or "the build failed without diagnostics"
+        if device is not None:
+            feedback = ("The CPU execution layer's build (the source compiled as C++ against opgen's "
+                        f"{'CUDA' if target == 'cuda' else 'MSL'} names) failed:\n{feedback}")
+            if (also := device.failure()) is not None:
+                feedback += "\n\nAnd " + also
+        return GateResult(False, "compile", feedback, build=result)
     symbol = c_symbol(spec.op, overload.name)
     # The sanitizer variant is compiled (or found in the cache) and run while the development run
     # goes on: on a fresh candidate its compile is off the critical path.
@@ -200,6 +229,10 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
             sanitizer.cancel.set()
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
+    if device is not None and (failed := device.failure()) is not None:
+        if sanitizer is not None:
+            sanitizer.cancel.set()
+        return GateResult(False, "compile", failed, verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or ([salted_seed(spec, overload, settings.seed_salt, f"admission-{i}")
                              for i in range(settings.admission_runs)] if settings.seed_salt
@@ -224,6 +257,10 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         ev["checked_build"] = ev["sanitizer"]
         ev["sanitizer"] = {"ran": False, "note": admission_rust.NO_SANITIZER_NOTE}
     ev["import_audit"] = imports
+    if device is not None:
+        from .gpu.admission import evidence as gpu_evidence
+
+        ev.update(gpu_evidence(spec, overload, source, backend(target).target, device))
     return GateResult(True, "pass", f"{sum(v.examples for v in verdicts)} examples passed", verdicts, result,
                       evidence=ev, sanitizer=san)
 

@@ -56,7 +56,18 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "tolerances": tolerances,
         "threads": spec.threads_allowed(overload),
         "allowed_headers": ALLOWED_CPP_HEADERS + (("omp.h",) if spec.threads_allowed(overload) else ()),
+        **_gpu_facts(spec, overload, target),
     }
+
+
+def _gpu_facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
+    """CUDA and Metal: the device kernel's declaration (it replaces the C++ one) and its contract."""
+    if target not in ("cuda", "metal"):
+        return {}
+    from .gpu.device_abi import prompt_facts
+    from .gpu.dialect import dialect
+
+    return prompt_facts(spec, overload, dialect(target))
 
 
 # What a domain's ``strings`` kind draws, in the words the prompt uses.
@@ -79,7 +90,6 @@ ID_KINDS_TEXT = {
                   "repeats allowed, in any rank order",
     "added_tokens": "ids of pieces to match literally, repeats allowed",
 }
-
 
 
 def _domain_text(dom: Domain | None) -> str:

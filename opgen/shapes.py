@@ -8,6 +8,9 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     elementwise                       all tensor inputs broadcast together (NumPy rules)
     reduce      {reduce: a, axis: axis}   a's shape with that axis removed
     same_as     {same_as: x}              the shape of x
+    pool2d      {pool2d: x, kernel: [kh, kw], stride: [sh, sw], padding: [ph, pw]}
+                x's shape (*, H, W) with the last two dims pooled: (*, Ho, Wo),
+                Ho = (H + 2*ph - kh) // sh + 1 (torch's pooling with ceil_mode=False)
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
     source: str | None = None  # tensor param for reduce / same_as
     axis: str | None = None  # int param naming the reduced axis
+    pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
 
     def describe(self) -> str:
         if self.kind == "gufunc":
@@ -41,6 +45,12 @@ class ShapeRule:
             return "elementwise: tensor inputs broadcast together (NumPy rules)"
         if self.kind == "reduce":
             return f"reduce: shape of {self.source} with axis {self.axis} removed (negative axes count from the end)"
+        if self.kind == "pool2d":
+            kh, kw, sh, sw, ph, pw = self.pool
+            return (f"pool2d: {self.source} is (*, H, W) and out (*, Ho, Wo) with Ho = (H + 2*{ph} - {kh}) // {sh} + 1 "
+                    f"and Wo = (W + 2*{pw} - {kw}) // {sw} + 1; opgen's shim has already raised ValueError for "
+                    f"parameters the op rejects ({kh}, {kw}, {sh}, {sw} < 1, {ph}, {pw} < 0, a padding over half "
+                    "its kernel, H or W == 0, an output size below 1), so the kernel sees valid ones only")
         return f"same shape as {self.source}"
 
     def output_shape(self, args: dict[str, Any], tensor_names: list[str]) -> tuple[int, ...]:
@@ -50,6 +60,8 @@ class ShapeRule:
             return tuple(np.broadcast_shapes(*shapes))
         if self.kind == "same_as":
             return tuple(np.shape(args[self.source]))
+        if self.kind == "pool2d":
+            return pool2d_shape(np.shape(args[self.source]), *(int(args[p]) for p in self.pool))
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
             ax = normalize_axis(int(args[self.axis]), len(shape))
@@ -66,6 +78,37 @@ class ShapeRule:
                 if sizes.setdefault(name, size) != size:
                     raise ValueError(f"core dim {name} is {sizes[name]} in one input and {size} in another")
         return tuple(np.broadcast_shapes(*loops)) + tuple(sizes[n] for n in self.output_core)
+
+
+def pool2d_error(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph: int, pw: int) -> str | None:
+    """Why torch's 2-D pooling (ceil_mode=False) rejects these arguments, or None; the C++ shim
+    checks the same conditions in the same words."""
+    if len(shape) < 2:
+        return "input needs at least 2 dims (*, H, W)"
+    if kh < 1 or kw < 1:
+        return "kernel size must be at least 1"
+    if sh < 1 or sw < 1:
+        return "stride must be at least 1"
+    if ph < 0 or pw < 0:
+        return "padding must not be negative"
+    if 2 * ph > kh or 2 * pw > kw:
+        return "padding should be at most half of the kernel size"
+    if shape[-2] == 0 or shape[-1] == 0:
+        return "input height and width must not be 0"
+    if shape[-2] + 2 * ph < kh or shape[-1] + 2 * pw < kw:
+        return "output size is too small (the padded input is smaller than the kernel)"
+    return None
+
+
+def pool2d_shape(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph: int, pw: int) -> tuple[int, ...]:
+    """The pooled shape; for arguments the op rejects (pool2d_error), 0 in the pooled dims: the
+    caller allocates an empty out and the kernel's shim raises ValueError before it looks at it."""
+    shape = tuple(shape)
+    if len(shape) < 2:
+        return shape
+    if pool2d_error(shape, kh, kw, sh, sw, ph, pw) is not None:
+        return shape[:-2] + (0, 0)
+    return shape[:-2] + ((shape[-2] + 2 * ph - kh) // sh + 1, (shape[-1] + 2 * pw - kw) // sw + 1)
 
 
 def normalize_axis(axis: int, ndim: int) -> int:
@@ -101,9 +144,21 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str]) 
         _need(raw["reduce"], tensor_params, "reduce", "tensor")
         _need(raw["axis"], int_params, "axis", "int")
         return ShapeRule("reduce", source=raw["reduce"], axis=raw["axis"])
+    if isinstance(raw, dict) and set(raw) == {"pool2d", "kernel", "stride", "padding"}:
+        _need(raw["pool2d"], tensor_params, "pool2d", "tensor")
+        names = []
+        for key in ("kernel", "stride", "padding"):
+            pair = raw[key]
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ShapeRuleError(f"pool2d {key}: give two int parameters [height, width], e.g. [{key}_h, {key}_w]")
+            for name in pair:
+                _need(name, int_params, key, "int")
+            names += pair
+        return ShapeRule("pool2d", source=raw["pool2d"], pool=tuple(names))
     raise ShapeRuleError(
         "shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>} or {reduce: <tensor param>, axis: <int param>}"
+        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} or "
+        "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
     )
 
 

@@ -102,6 +102,8 @@ def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
             f"  opgen_s.erase(opgen_s.begin() + opgen::shim::normalize_axis({rule.axis}, opgen_v_{rule.source}.ndim()));",
             "  opgen::shim::check_output(opgen_out, opgen_s); }",
         ]
+    if rule.kind == "pool2d":
+        return _pool2d_rule(rule)
     if rule.kind == "elementwise":
         shapes = ", ".join(f"opgen::shim::shape_of(opgen_v_{n})" for n in tensors)
         out = [
@@ -135,6 +137,36 @@ def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
     for n, core in zip(tensors, rule.inputs_core):
         out.append(f"opgen_v_{n} = opgen_v_{n}.with_leading(opgen_loop.data(), static_cast<int>(opgen_loop.size()), {len(core)});")
     return out
+
+
+# The public name the GPU host generator (opgen.gpu.host) builds on.
+shape_rule_lines = _shape_rule
+
+
+def _pool2d_rule(rule) -> list[str]:
+    """pool2d: the same checks and messages as opgen.shapes.pool2d_error (torch's, ceil_mode=False),
+    then out's shape. Defines opgen_loop (the leading dims) and opgen_dim_in_h/in_w/out_h/out_w."""
+    x = f"opgen_v_{rule.source}"
+    kh, kw, sh, sw, ph, pw = rule.pool
+    value = "throw opgen::Error(opgen::ErrorKind::Value, "
+    return [
+        f'if ({x}.ndim() < 2) {value}"input needs at least 2 dims (*, H, W)");',
+        f'if ({kh} < 1 || {kw} < 1) {value}"kernel size must be at least 1");',
+        f'if ({sh} < 1 || {sw} < 1) {value}"stride must be at least 1");',
+        f'if ({ph} < 0 || {pw} < 0) {value}"padding must not be negative");',
+        f'if ({ph} > {kh} / 2 || {pw} > {kw} / 2) {value}"padding should be at most half of the kernel size");',
+        f"const int64_t opgen_dim_in_h = {x}.size(-2), opgen_dim_in_w = {x}.size(-1);",
+        f'if (opgen_dim_in_h == 0 || opgen_dim_in_w == 0) {value}"input height and width must not be 0");',
+        f"if (opgen_dim_in_h < {kh} - 2 * {ph} || opgen_dim_in_w < {kw} - 2 * {pw}) "
+        f'{value}"output size is too small (the padded input is smaller than the kernel)");',
+        f"const int64_t opgen_dim_out_h = (opgen_dim_in_h - ({kh} - 2 * {ph})) / {sh} + 1;",
+        f"const int64_t opgen_dim_out_w = (opgen_dim_in_w - ({kw} - 2 * {pw})) / {sw} + 1;",
+        f"std::vector<int64_t> opgen_loop({x}.sizes(), {x}.sizes() + {x}.ndim() - 2);",
+        "auto opgen_shape = opgen_loop;",
+        "opgen_shape.push_back(opgen_dim_out_h);",
+        "opgen_shape.push_back(opgen_dim_out_w);",
+        "opgen::shim::check_output(opgen_out, opgen_shape);",
+    ]
 
 
 def _list_in(name: str, t: NativeType) -> list[str]:

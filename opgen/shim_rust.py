@@ -14,7 +14,7 @@ panic's message. Results are malloc'ed, so the caller's ``opgen_free`` releases 
 from __future__ import annotations
 
 from .abi import c_params, c_symbol, kernel_name, rust_ident
-from .errors import OpgenError
+from .errors import OpgenError, SpecError
 from .nativetypes import NativeType
 from .spec import Overload, Spec
 
@@ -159,6 +159,9 @@ def _shape_rule(overload: Overload) -> list[str]:
     (the same checks and messages as the C++ shim's)."""
     rule = overload.rule
     tensors = [p.name for p in overload.sig.tensor_params]
+    if rule.kind == "pool2d":
+        raise SpecError("Rust shims do not support the pool2d shape rule yet",
+                        hint="leave rust out of this spec's targets")
     if rule.kind == "same_as":
         return [f"opgen::shim::check_output(&opgen_out, opgen_v_{rule.source}.shape())?;"]
     if rule.kind == "reduce":

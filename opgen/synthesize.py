@@ -63,6 +63,11 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
     recordings = Recordings(project.recordings)
     messages = render_request(project.prompts, spec, overload, target, variant)
     context = {"kernel_name": kernel_name(spec.op, overload.name), "language": target}
+    if backend(target).gpu:  # the answer's launch line is checked against the kernel's sizes
+        from .gpu.device_abi import contract
+        from .gpu.dialect import dialect
+
+        context["launch_names"] = list(contract(spec, overload, dialect(target)).launch_names)
     outcome = Outcome(spec.op, overload.name, target_id, admitted=False, variant=variant)
     transcript: dict[str, Any] = {
         "op": spec.op, "overload": overload.name, "target": target_id, "variant": variant, "opgen": __version__,
@@ -134,7 +139,7 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, sour
         "op": spec.op,
         "overload": overload.name,
         "target": target_id,
-        "status": "verified",
+        "status": files.admitted_status,
         "signature": native_signature(spec.op, overload.name, overload.sig, target),
         "spec": {"path": _rel(spec.path), "hash": spec.overload_hash(overload)},
         "build": gate.evidence["build"],
@@ -149,9 +154,15 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, sour
         },
         "admitted_at": now(),
     }
+    if files.gpu:  # the device kernel's exact declaration, beside the C ABI it is reached through
+        from .gpu.device_abi import contract
+        from .gpu.dialect import dialect
+
+        data["signature"][target] = contract(spec, overload, dialect(target)).declaration()
     return registry.admit(spec.op, overload.name, target_id,
                           {"kernel": (files.kernel_file, source), "shim": (files.shim_file, shim),
-                           "transcript": ("transcript.json", transcript_text)}, data, variant=variant)
+                           "transcript": ("transcript.json", transcript_text), **files.extra_files(spec, overload)},
+                          data, variant=variant)
 
 
 def _keep_failed(project: Project, transcript: dict, outcome: Outcome) -> Path:

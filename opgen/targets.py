@@ -1,9 +1,11 @@
-"""The native targets as data: what differs between a C++ and a Rust kernel.
+"""The native targets as data: what differs between a C++, a Rust, a CUDA and a Metal kernel.
 
 File names in the registry, the language's name in prompts and messages, the shim
 generator, the build job, and a ``build_any`` that builds a mixed list of jobs (C++ jobs in
 one ninja run, Rust jobs in another) with results in job order. Everything else (the
-gate's stages, the harness, the sandbox, the registry) is shared.
+gate's stages, the harness, the sandbox, the registry) is shared. CUDA and Metal kernels
+are built for opgen's CPU execution layer as C++ jobs (``opgen.gpu.build``), their shim is
+the generated host code, and what passes the gate is admitted as ``emulated``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ class Backend:
     shim_file: str  # the generated C-ABI shim
     suffix: str  # of hand-written answers and corpus entries
     render: Callable[[Spec, Overload], str]
+    # What the gate's pass means: verified (ran natively), emulated (a GPU kernel that ran on
+    # the CPU execution layer only).
+    admitted_status: str = "verified"
+    # More generated files an entry keeps (role -> (file name, text)), e.g. the CUDA device host code.
+    extra_files: Callable[[Spec, Overload], dict[str, tuple[str, str]]] = lambda spec, overload: {}
+
+    @property
+    def gpu(self) -> bool:
+        return self.target in ("cuda", "metal")
 
     @property
     def target_id(self) -> str:
@@ -41,13 +52,36 @@ class Backend:
         name = f"{spec.op}__{overload.name}"
         if self.target == "rust":
             return rust_job(name, source, render_rust_shim(spec, overload), threads=threads)
+        if self.gpu:
+            from .gpu.build import emulation_job
+
+            return emulation_job(spec, overload, self.target, source)
         return BuildJob(name=name, sources={"kernel.cpp": source, "shim.cpp": render_cpp_shim(spec, overload)},
                         threads=threads)
+
+
+def _emulated_host(target: str) -> Callable[[Spec, Overload], str]:
+    def render(spec: Spec, overload: Overload) -> str:
+        from .gpu.host import render_emulated_host
+
+        return render_emulated_host(spec, overload, target)
+
+    return render
+
+
+def _cuda_device_host(spec: Spec, overload: Overload) -> dict[str, tuple[str, str]]:
+    from .gpu.host import render_cuda_host
+
+    return {"device_shim": ("device_shim.cu", render_cuda_host(spec, overload))}
 
 
 BACKENDS = {
     "cpp": Backend("cpp", "C++", "kernel.cpp", "shim.cpp", ".cpp", render_cpp_shim),
     "rust": Backend("rust", "Rust", "kernel.rs", "shim.rs", ".rs", render_rust_shim),
+    "cuda": Backend("cuda", "CUDA", "kernel.cu", "shim.cpp", ".cu", _emulated_host("cuda"),
+                    admitted_status="emulated", extra_files=_cuda_device_host),
+    "metal": Backend("metal", "Metal Shading Language", "kernel.metal", "shim.cpp", ".metal", _emulated_host("metal"),
+                     admitted_status="emulated"),
 }
 
 
@@ -60,7 +94,7 @@ def backend(target: str) -> Backend:
 
 
 def target_of_file(path: Path) -> str:
-    """The target a hand-written source is for, by its suffix (.rs is Rust, anything else C++)."""
+    """The target a hand-written source is for, by its suffix (.rs Rust, .cu CUDA, .metal Metal, anything else C++)."""
     return next((b.target for b in BACKENDS.values() if Path(path).suffix == b.suffix), "cpp")
 
 

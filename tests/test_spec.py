@@ -226,7 +226,9 @@ def test_unknown_shape_form(tmp_path):
     path = write(tmp_path, with_signature("(a: tensor[float32]) -> tensor[float32]", "    shape: {like: a}\n"))
     assert error_of(path).message == (
         f"{path}:7: overloads.0.shape: shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>} or {reduce: <tensor param>, axis: <int param>} (got {'like': 'a'})"
+        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} or "
+        "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
+        "(got {'like': 'a'})"
     )
 
 

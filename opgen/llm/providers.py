@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..errors import AwaitingAnswer, ConfigError, OpgenError
 from .recordings import Recordings, request_hash
-from .response import KernelAnswer, answer_model
+from .response import ANSWER_EXTENSIONS, LANGUAGES, KernelAnswer, answer_model
 
 MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON", "json_schema": "JSON_SCHEMA"}
 NO_ENDPOINT_HINT = (
@@ -359,7 +359,8 @@ class FileProvider:
         self.dir.mkdir(parents=True, exist_ok=True)
         stem = f"{request.op}__{request.overload}.{request.target}.{request.digest[:16]}"
         prompt = self.dir / f"{stem}.prompt.md"
-        ext, language = ("rs", "Rust") if request.target == "rust" else ("cpp", "C++")
+        ext = ANSWER_EXTENSIONS.get(request.target, "cpp")
+        language = LANGUAGES.get(request.target, "C++")
         cpp, js = self.dir / f"{stem}.answer.{ext}", self.dir / f"{stem}.answer.json"
         if not prompt.exists():
             prompt.write_text(render_conversation(request.messages))

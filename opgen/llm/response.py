@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9+]*\s*\n(.*?)\n\s*```\s*$", re.S)
-LANGUAGES = {"cpp": "C++", "rust": "Rust"}
+LANGUAGES = {"cpp": "C++", "rust": "Rust", "cuda": "CUDA", "metal": "Metal Shading Language"}
+# What the file exchange reads an answer from: <id>.answer.<extension>.
+ANSWER_EXTENSIONS = {"cpp": "cpp", "rust": "rs", "cuda": "cu", "metal": "metal"}
 
 
 class KernelAnswer(BaseModel):
@@ -53,6 +55,8 @@ class KernelAnswer(BaseModel):
         name = ctx.get("kernel_name")
         if cls.language == "rust":
             return _check_rust(v, name)
+        if cls.language in ("cuda", "metal"):
+            return _check_gpu(v, name, cls.language, ctx.get("launch_names"))
         if name and not re.search(rf"\b{re.escape(name)}\s*\(", v):
             raise ValueError(f"source does not define the function {name}(...) with the exact signature requested")
         if "namespace opgen" not in v:
@@ -88,6 +92,47 @@ def _check_rust(v: str, name: str | None) -> str:
     return v
 
 
+class CudaKernelAnswer(KernelAnswer):
+    """One complete CUDA source file holding the requested device kernel and its launch line."""
+
+    source: str = Field(
+        description="The complete CUDA source: the requested __global__ kernel with exactly the given parameter "
+        "list, any __device__ helpers, and one `// @launch grid=(...) block=(...)` line. No host code, no main(), "
+        "no markdown fences."
+    )
+    language: ClassVar[str] = "cuda"
+
+
+class MetalKernelAnswer(KernelAnswer):
+    """One complete Metal Shading Language source holding the requested kernel and its launch line."""
+
+    source: str = Field(
+        description="The complete MSL source: #include <metal_stdlib>, using namespace metal;, the requested "
+        "kernel with exactly the given parameter list, and one `// @launch grid=(...) block=(...)` line. No host "
+        "code, no markdown fences."
+    )
+    language: ClassVar[str] = "metal"
+
+
+def _check_gpu(v: str, name: str | None, language: str, launch_names: list[str] | None) -> str:
+    from ..gpu.launch import LaunchError, parse_launch
+
+    if "```" in v:
+        raise ValueError("the source holds markdown fences; send only the source")
+    qualifier = r"__global__\s+void" if language == "cuda" else r"\bkernel\s+void"
+    spelled = "__global__ void" if language == "cuda" else "kernel void"
+    if name and not re.search(rf"{qualifier}\s+{re.escape(name)}\s*\(", v):
+        raise ValueError(f"source does not define `{spelled} {name}(...)` with the exact parameter list requested")
+    if re.search(r"\bint\s+main\s*\(|<<<", v):
+        raise ValueError("write only the device kernel (no main(), no launches): opgen generates the host code")
+    if launch_names is not None:
+        try:
+            parse_launch(v, tuple(launch_names))
+        except LaunchError as exc:
+            raise ValueError(str(exc)) from None
+    return v
+
+
 def answer_model(target: str) -> type[KernelAnswer]:
-    """The response model for a target's kernels (C++ for anything but rust)."""
-    return RustKernelAnswer if target == "rust" else KernelAnswer
+    """The response model for a target's kernels (C++ for cpp and anything unknown)."""
+    return {"rust": RustKernelAnswer, "cuda": CudaKernelAnswer, "metal": MetalKernelAnswer}.get(target, KernelAnswer)
