@@ -32,6 +32,10 @@ COLLECTION = [
     ("numeric.py", "clipped"), ("numeric.py", "count_positive_above"),
     ("attention.py", "attend"), ("embedding.py", "embed_tokens"),
 ]
+# The functions whose every op also has a verified cpu-rust kernel: compiled for that target
+# too (the Rust kernels are separate cdylibs the library loads from kernels/).
+RUST_COLLECTION = [(f, n) for f, n in COLLECTION
+                   if n not in ("clipped", "count_positive_above", "label_matches", "embed_tokens")]
 INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -42,6 +46,15 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     jobs = [(EXAMPLES / f, name, out / name) for f, name in COLLECTION]
     compile_many(Project(CHECKOUT), jobs)
     return {name: out / name for _, name in COLLECTION}
+
+
+@pytest.fixture(scope="session")
+def compiled_rust(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same, built from the registry's cpu-rust kernels."""
+    out = tmp_path_factory.mktemp("compiled-rust")
+    compile_many(Project(CHECKOUT), [(EXAMPLES / f, name, out / name) for f, name in RUST_COLLECTION],
+                 target="cpu-rust")
+    return {name: out / name for _, name in RUST_COLLECTION}
 
 
 def python_function(file: str, name: str) -> Callable[..., Any]:

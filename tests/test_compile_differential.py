@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from opgen.host import load_compiled
-from tests.compile_support import (COLLECTION, INT64, as_int64, assert_same, compiled, node_outcomes, outcome,  # noqa: F401
-                                   python_function)
+from tests.compile_support import (COLLECTION, INT64, RUST_COLLECTION, as_int64, assert_same, compiled,  # noqa: F401
+                                   compiled_rust, node_outcomes, outcome, python_function)
 
 NODE_CASES = 25  # per function: the first inputs Hypothesis drew, replayed through the Node host
 
@@ -49,11 +49,17 @@ def attention_args(draw) -> tuple[Any, Any]:
 
 @st.composite
 def embedding_args(draw) -> tuple[Any, ...]:
-    """Ids of any rank up to 2 (now and then one outside the table: IndexError), a table, a position row."""
+    """Ids of any rank up to 2 (now and then one outside the table: IndexError), a table, a position row.
+
+    Rows stay in [0.5, 3.5] before GELU: GELU's spec allows an absolute error of 3e-6, which is
+    most of a tiny result in its negative tail, and normalising a row made only of such results
+    scales that error up to the row's size. This test checks the composition, not GELU's tail."""
     vocab, d = draw(st.integers(1, 6)), draw(st.integers(1, 8))
     ids = draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
                           elements=st.integers(0, vocab - 1) | st.sampled_from([-1, vocab])))
-    return torch.from_numpy(ids), draw(f32_tensor((vocab, d), 3.0)), draw(f32_tensor((d,), 3.0))
+    table = draw(hnp.arrays(np.float32, (vocab, d), elements=st.floats(0.0, 2.0, width=32)))
+    position = draw(hnp.arrays(np.float32, (d,), elements=st.floats(0.5, 1.5, width=32)))
+    return torch.from_numpy(ids), torch.from_numpy(table), torch.from_numpy(position)
 
 
 @st.composite
@@ -107,7 +113,7 @@ CASES: dict[str, Case] = {
     # softmax and matmul in float32 (each within its spec's tolerance of torch/NumPy).
     "attend": Case(attention_args(), rtol=1e-4, atol=1e-5, examples=40),
     # embedding (exact), add, GELU (tanh) and L2 normalisation in float32.
-    "embed_tokens": Case(embedding_args(), rtol=1e-5, atol=1e-6, examples=40),
+    "embed_tokens": Case(embedding_args(), rtol=1e-4, atol=1e-6, examples=40),
 }
 
 
@@ -115,11 +121,17 @@ def test_every_function_of_the_collection_has_a_case() -> None:
     assert sorted(CASES) == sorted(name for _, name in COLLECTION)
 
 
-@pytest.mark.parametrize("file,name", COLLECTION, ids=[name for _, name in COLLECTION])
-def test_compiled_function_matches_python(file: str, name: str, compiled: dict[str, Path], tmp_path: Path) -> None:
+TARGETS = [("cpp", f, n) for f, n in COLLECTION] + [("rust", f, n) for f, n in RUST_COLLECTION]
+
+
+@pytest.mark.parametrize("target,file,name", TARGETS, ids=[f"{t}-{n}" for t, _, n in TARGETS])
+def test_compiled_function_matches_python(target: str, file: str, name: str, request: pytest.FixtureRequest,
+                                          tmp_path: Path) -> None:
     case = CASES[name]
     python = python_function(file, name)
+    compiled = request.getfixturevalue("compiled" if target == "cpp" else "compiled_rust")
     native = load_compiled(compiled[name])
+    assert {k["target"] for k in native.manifest["kernels"]} == {f"cpu-{target}"}
     replay: list[tuple[tuple, tuple[str, Any]]] = []
 
     @settings(max_examples=case.examples, deadline=None, database=None,

@@ -22,7 +22,7 @@ from opgen.compiler.emit_cpp import Kernel
 from opgen.host import load_compiled
 from opgen.registry import Registry
 from opgen.spec import load_all
-from tests.compile_support import CHECKOUT, EXAMPLES, compiled  # noqa: F401 (a fixture)
+from tests.compile_support import CHECKOUT, EXAMPLES, compiled, compiled_rust  # noqa: F401 (fixtures)
 from tests.conftest import isolate_env, make_project
 from tests.fake_openai import FakeOpenAI, reply_tool_call
 
@@ -68,6 +68,28 @@ def test_library_exports_only_its_entry_point_and_opgen_free(compiled: dict[str,
     strong = sorted(line.split()[-1] for line in symbols.splitlines() if line.split()[1] == "T")
     assert strong == ["opgen_compiled_attend"]  # the kernels' shims are linked in, hidden
     assert re.search(r" W opgen_free$", symbols, re.M)
+
+
+def test_rust_kernels_ship_beside_the_library_and_load_on_first_use(compiled_rust: dict[str, Path]) -> None:
+    out = compiled_rust["attend"]
+    manifest = json.loads((out / "attend.manifest.json").read_text())
+    assert [(k["op"], k["target"], k["library"]) for k in manifest["kernels"]] == [
+        ("torch.nn.functional.softmax", "cpu-rust", "kernels/libopgen_torch_nn_functional_softmax__f32.so"),
+        ("operator.matmul", "cpu-rust", "kernels/libopgen_operator_matmul__f32.so")]
+    for k in manifest["kernels"]:
+        exported = subprocess.run(["nm", "-D", "--defined-only", str(out / k["library"])], capture_output=True,
+                                  text=True, check=True).stdout
+        assert re.search(rf" T {k['c_symbol']}$", exported, re.M)
+    lib = out / "libattend.so"
+    needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True, check=True).stdout
+    assert "opgen_" not in needed  # not a link-time dependency: found beside the library when first called
+    cpp = (out / "attend.cpp").read_text()
+    assert 'kernel_symbol("libopgen_operator_matmul__f32.so", "opgen_operator_matmul__f32")' in cpp
+    assert attend_shape(load_compiled(out)) == (2, 4)
+
+
+def attend_shape(attend) -> tuple[int, ...]:
+    return tuple(attend(torch.zeros(2, 3), torch.ones(3, 4)).shape)
 
 
 def test_emitted_cpp_reads_beside_the_python(compiled: dict[str, Path]) -> None:

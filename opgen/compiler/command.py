@@ -29,7 +29,8 @@ def compile_command(
     function: str = typer.Argument(..., help="FILE.py:FUNCTION, the annotated function to compile."),
     out_dir: Path = typer.Option(..., "-o", "--out", help="Directory for lib<function>.so, <function>.cpp and "
                                                           "<function>.manifest.json."),
-    target: str = typer.Option("cpp", "--target", help="Kernel target (cpp)."),
+    target: str = typer.Option("cpp", "--target", help="Kernel target: cpp (kernels linked in) or rust (each kernel "
+                               "a cdylib in OUT/kernels/, loaded on first use)."),
     synthesize_missing: bool = typer.Option(False, "--synthesize-missing", help="Synthesize ops without a verified "
                                             "kernel (through the configured provider) and go on."),
     provider: Optional[str] = typer.Option(None, "--provider", help="With --synthesize-missing: auto (default), "

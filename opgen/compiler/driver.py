@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from ..admission import GateSettings
 from ..build import BuildResult, build
+from ..build_rust import build_rust
 from ..errors import OpgenError
 from ..llm.providers import Provider
 from ..project import Project
@@ -58,6 +59,7 @@ class _Prepared:
     kernels: list[Kernel]
     job: Any
     resolver: OpResolver
+    rust_jobs: list[Any]
 
 
 def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
@@ -73,7 +75,9 @@ def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, t
     prepared = [_prepare(project, specs, registry, source, function, out_dir, target, synthesize)
                 for source, function, out_dir in functions]
     results = build([p.job for p in prepared])
-    return [_finish(project, p, r, target) for p, r in zip(prepared, results)]
+    rust = iter(build_rust([j for p in prepared for j in p.rust_jobs]))
+    kernel_libraries = [[next(rust) for _ in p.rust_jobs] for p in prepared]
+    return [_finish(project, p, r, libs, target) for p, r, libs in zip(prepared, results, kernel_libraries)]
 
 
 def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, source: Path, function: str,
@@ -86,10 +90,12 @@ def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, sourc
     propagate(fn, resolver)
     cpp = render(fn, _label(source, project.root))
     kernels = kernels_of(fn)
-    return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels), resolver)
+    return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels), resolver,
+                     link.rust_jobs(kernels))
 
 
-def _finish(project: Project, p: _Prepared, result: BuildResult, target: str) -> Compiled:
+def _finish(project: Project, p: _Prepared, result: BuildResult, kernel_libraries: list[BuildResult],
+            target: str) -> Compiled:
     function = p.fn.name
     p.out_dir.mkdir(parents=True, exist_ok=True)
     cpp_path = p.out_dir / f"{function}.cpp"
@@ -97,10 +103,14 @@ def _finish(project: Project, p: _Prepared, result: BuildResult, target: str) ->
     if not result.ok:
         raise CompileError(f"the C++ emitted for {function} did not build:\n{result.diagnostics}",
                            hint=f"this is a bug in opgen compile; the emitted file is {cpp_path}")
+    separate = [k for k in p.kernels if k.separate_library]
+    for k, built in zip(separate, kernel_libraries):
+        if not built.ok:
+            raise CompileError(f"the admitted {k.entry.target} kernel of {k.spec.op} [{k.overload.name}] did not "
+                               f"build here:\n{built.diagnostics}", hint=f"run `opgen verify {k.spec.op}`")
+        _install(built.library, p.out_dir / "kernels" / k.separate_library)
     library = p.out_dir / f"lib{function}.so"
-    tmp = library.with_name(library.name + ".tmp")
-    shutil.copyfile(result.library, tmp)
-    tmp.replace(library)  # a process that has the old library loaded keeps its mapping
+    _install(result.library, library)
     synthesized = {(e.op, e.overload) for e in p.resolver.synthesized}
     records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in p.kernels]
     data = link.manifest(p.fn, p.source, records, library.name, cpp_path.name, target,
@@ -131,3 +141,11 @@ def _label(source: Path, root: Path) -> str:
         return source.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return source.name
+
+
+def _install(built: Path, destination: Path) -> None:
+    """Copy a built library into place in one step: a process that has the old one loaded keeps its mapping."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    tmp = destination.with_name(destination.name + ".tmp")
+    shutil.copyfile(built, tmp)
+    tmp.replace(destination)

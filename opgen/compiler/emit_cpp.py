@@ -50,6 +50,11 @@ class Kernel:
     def adapter(self) -> str:
         return self.symbol.removeprefix("opgen_")
 
+    @property
+    def separate_library(self) -> str | None:
+        """Where a kernel that is not linked in lives, relative to kernels/ (Rust cdylibs)."""
+        return f"lib{self.symbol}.so" if self.entry.target == "cpu-rust" else None
+
 
 def kernels_of(fn: ir.Function) -> list[Kernel]:
     """Every distinct kernel the typed function calls, in order of first use."""
@@ -267,12 +272,18 @@ def _adapter(k: Kernel) -> list[str]:
     where = where[where.index("generated/"):] if "generated/" in where else where
     kernel_sha = e.data["files"]["kernel"]["sha256"][:16]
     lines = [f"// {k.spec.op} [{k.overload.name}] {sig}: {e.target}, variant {e.variant}, {where} "
-             f"(kernel sha256 {kernel_sha}...)",
-             f'extern "C" __attribute__((visibility("hidden"))) {e.signature["c"]};']
+             f"(kernel sha256 {kernel_sha}...)"]
     params = ", ".join(f"{_param_type(p.type)} {p.name}" for p in sig.params)
     ret = sig.returns
-    lines.append(f"static {cpp_type(ret)} {k.adapter}({params}) {{")
     body, call = [], []
+    if k.separate_library:
+        pointer = re.sub(r"^int32_t (\w+)\(", "int32_t (*)(", e.signature["c"])
+        lines.append(f"// loaded on first use from kernels/{k.separate_library} beside this library")
+        body.append(f"static const auto {k.symbol} = reinterpret_cast<{pointer}>(")
+        body.append(f'    opgen::compiled::kernel_symbol("{k.separate_library}", "{k.symbol}"));')
+    else:
+        lines.append(f'extern "C" __attribute__((visibility("hidden"))) {e.signature["c"]};')
+    lines.append(f"static {cpp_type(ret)} {k.adapter}({params}) {{")
     for p in sig.params:
         t = p.type
         if t.kind == "tensor":

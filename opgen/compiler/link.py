@@ -1,9 +1,11 @@
 """One shared library from the emitted C++ and the registry kernels it calls, plus its manifest.
 
-Every kernel goes in with its generated shim as one sealed unit (opgen.build: partially
+Every C++ kernel goes in with its generated shim as one sealed unit (opgen.build: partially
 linked, hidden symbols made local), so helpers two LLM-written kernels both define can
 never be merged; the emitted code declares the shims hidden, so the library exports only
-its entry point and opgen_free. The build is opgen.build's: ninja, cached by content.
+its entry point and opgen_free. A Rust kernel carries its own standard library, so it stays
+the cdylib its admission built (opgen.build_rust, a cache hit) and ships in kernels/ beside
+the library, which loads it on first use. Builds are ninja's, cached by content.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..build import BuildJob
+from ..build_rust import RustBuildJob, rust_job
 from ..registry import sha256_file
 from .emit_cpp import Kernel
 from .entry_abi import KEY_ERROR, c_declaration, entry_symbol
@@ -30,21 +33,34 @@ def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel]) -> BuildJob:
     sources = {"compiled.cpp": cpp, RUNTIME_HEADER.name: RUNTIME_HEADER.read_text()}
     sealed = []
     for k in kernels:
+        if k.separate_library:
+            continue  # built on its own (rust_jobs) and loaded at run time
         if k.entry.target != "cpu-cpp":
             raise CompileError(f"{k.spec.op} [{k.overload.name}] is a {k.entry.target} kernel; opgen compile links "
-                               "cpu-cpp kernels only so far", hint="compile with --target cpu-cpp")
+                               "cpu-cpp and cpu-rust kernels", hint="compile with --target cpp or --target rust")
         unit = []
         for role in ("kernel", "shim"):
-            path = k.entry.file(role)
-            text = path.read_text()
-            if hashlib.sha256(text.encode()).hexdigest() != k.entry.data["files"][role]["sha256"]:
-                raise CompileError(f"{path} changed since it was admitted", hint=f"run `opgen verify {k.spec.op}`")
             name = f"{k.adapter}.{role}.cpp"
-            sources[name] = text
+            sources[name] = _admitted_text(k, role)
             unit.append(name)
         sealed.append(tuple(unit))
     threads = any(k.spec.threads_allowed(k.overload) for k in kernels)
     return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed))
+
+
+def rust_jobs(kernels: list[Kernel]) -> list[RustBuildJob]:
+    """Each Rust kernel as the cdylib its admission built (same sources and flags: a cache hit)."""
+    return [rust_job(f"{k.spec.op}__{k.overload.name}", _admitted_text(k, "kernel"), _admitted_text(k, "shim"),
+                     threads=k.spec.threads_allowed(k.overload))
+            for k in kernels if k.separate_library]
+
+
+def _admitted_text(k: Kernel, role: str) -> str:
+    path = k.entry.file(role)
+    text = path.read_text()
+    if hashlib.sha256(text.encode()).hexdigest() != k.entry.data["files"][role]["sha256"]:
+        raise CompileError(f"{path} changed since it was admitted", hint=f"run `opgen verify {k.spec.op}`")
+    return text
 
 
 def entry_hash(k: Kernel) -> str:
@@ -62,6 +78,7 @@ def kernel_record(k: Kernel, root: Path, synthesized: bool) -> dict[str, Any]:
         "op": e.op, "overload": e.overload, "target": e.target, "variant": e.variant,
         "signature": e.signature["python"], "c_symbol": e.signature["c_symbol"],
         "entry": _relative(e.path, root), "entry_hash": entry_hash(k),
+        "library": f"kernels/{k.separate_library}" if k.separate_library else None,
         "kernel_sha256": e.data["files"]["kernel"]["sha256"], "shim_sha256": e.data["files"]["shim"]["sha256"],
         "spec_hash": e.data["spec"]["hash"], "admitted_at": e.data.get("admitted_at"),
         "provenance": {"provider": pv.get("provider"), "model": pv.get("model"), "answered_by": pv.get("answered_by")},

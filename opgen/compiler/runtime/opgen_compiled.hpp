@@ -14,6 +14,8 @@
 #ifndef OPGEN_COMPILED_HPP
 #define OPGEN_COMPILED_HPP
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +41,21 @@ constexpr ErrorKind KeyError = static_cast<ErrorKind>(OPGEN_KEY_ERROR);
 // A kernel call's status: 0, or the Python error kind with the kernel's message.
 inline void check(int32_t status, const opgen_error& err) {
   if (status != OPGEN_OK) raise(static_cast<ErrorKind>(status), err.message);
+}
+
+// A kernel that lives in its own shared library (a Rust cdylib, with its own standard
+// library), shipped in kernels/ beside this library and loaded on first use.
+inline void* kernel_symbol(const char* library, const char* symbol) {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&kernel_symbol), &self) == 0 || self.dli_fname == nullptr)
+    raise(ErrorKind::Internal, "cannot tell where this library was loaded from");
+  std::string path(self.dli_fname);
+  path = path.substr(0, path.find_last_of('/') + 1) + "kernels/" + library;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) raise(ErrorKind::Internal, std::string("cannot load kernel library ") + path);
+  void* fn = dlsym(handle, symbol);
+  if (fn == nullptr) raise(ErrorKind::Internal, std::string(symbol) + " is missing from " + path);
+  return fn;
 }
 
 // ---------------------------------------------------------------- tensors
