@@ -79,7 +79,8 @@ class BuildJob:
     threads: bool = False
     extra_flags: list[str] = field(default_factory=list)
     # Groups of sources linked as sealed units: each group's objects are partially linked
-    # into one and every hidden symbol made local to it (COMDAT groups dropped), so helper
+    # into one and every hidden symbol made local to it (COMDAT groups dropped, the
+    # remaining global definitions made weak), so helper
     # names two LLM-written kernels both define never meet in one library (the compiler
     # links many kernels into one; an ODR clash there would silently pick one helper).
     sealed: tuple[tuple[str, ...], ...] = ()
@@ -263,9 +264,15 @@ def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
         "rule link",
         f"  command = {tc['cxx']} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
         "  description = LINK $out",
+        # Sealing drops the COMDAT groups, so what the groups deduplicated (the C++ library's
+        # inline templates and their static data, default visibility, identical in every
+        # unit) would become duplicate strong definitions: every global symbol the unit
+        # defines is made weak. Undefined references stay strong, so -z defs still checks them.
         "rule seal",
         f"  command = {tc['cxx']} -r -nostdlib $in -o $out.r 2> $out.log"
-        " && objcopy --localize-hidden --remove-section=.group $out.r $out 2>> $out.log; rm -f $out.r; test -f $out",
+        " && nm -P -g --defined-only $out.r | cut -d' ' -f1 > $out.weak"
+        " && objcopy --localize-hidden --remove-section=.group --weaken-symbols=$out.weak $out.r $out 2>> $out.log;"
+        " rm -f $out.r $out.weak; test -f $out",
         "  description = SEAL $out",
     ]
     for job in jobs:

@@ -65,7 +65,10 @@ def build_job(model: ModelInfo, entries: dict[str, Entry]) -> BuildJob:
                "opgen_pipeline_kernels.h": kernel_header(entries)}
     for h in GLUE_HEADERS:
         sources[h] = (NATIVE / h).read_text()
-    sealed = []
+    # The glue is sealed too: a sealed unit keeps an inline function's static data (e.g. the
+    # digit table behind std::to_string) as a GNU-unique symbol outside any COMDAT group,
+    # which clashes with an unsealed object's grouped copy at the final link.
+    sealed = [("glue.cpp",)]
     for e in {e.path: e for e in entries.values()}.values():  # one unit per entry, even if two roles share it
         unit = []
         for role in ("kernel", "shim"):
