@@ -12,14 +12,16 @@
 //     access is in bounds by construction (no checks in the loop), and keeps the tile in a
 //     local array that LLVM holds in vector registers: 12 x 16 doubles = 24 AVX-512 registers,
 //     one fused multiply-add (mul_add) per broadcast element of a and vector of b;
-//   - for a large product, the threads (std::thread::scope) first pack disjoint panels of
-//     b, then each computes its own rows of the result; many small products are spread
-//     over the threads instead, one whole product at a time.
+//   - for a large product, the threads (std::thread::scope, the caller's thread among them)
+//     first pack disjoint panels of b, meet at a barrier, then take blocks of rows of the
+//     result one at a time from a shared queue (a thread whose core is busy elsewhere takes
+//     fewer); many small products are shared out the same way, one whole product at a time.
 // Every product a[i,p]*b[p,j] is summed (no skipping of zeros), so nan and inf propagate
 // as in the plain triple loop; padding only feeds tile entries that are never stored.
 // Accumulation is in double (the spec's tolerance covers any summation order). k == 0
 // gives zeros; m, n or a batch dim of 0 gives nothing to write.
 use opgen::{Error, Result, TensorMut, TensorRef};
+use std::sync::{Barrier, Mutex, OnceLock};
 
 type T = f64;
 const MR: usize = 12; // rows of the tile
@@ -104,8 +106,9 @@ fn pack_a(a: Mat, i0: usize, mr: usize, p0: usize, kc: usize, dst: &mut [T]) {
     }
 }
 
-/// tile = A_panel (kc x MR, p-major) * B_panel (kc x NR, p-major).
-#[inline(always)]
+/// tile = A_panel (kc x MR, p-major) * B_panel (kc x NR, p-major). Not inlined: compiled on its
+/// own, LLVM keeps the whole tile in vector registers whatever the caller looks like.
+#[inline(never)]
 fn micro_kernel(a: &[T], b: &[T], tile: &mut [[T; NR]; MR]) {
     let mut acc = [[0.0 as T; NR]; MR];
     for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
@@ -121,8 +124,9 @@ fn micro_kernel(a: &[T], b: &[T], tile: &mut [[T; NR]; MR]) {
     *tile = acc;
 }
 
-/// Rows rows.0..rows.1 of c (m x n, contiguous; `c` holds exactly those rows) from packed b.
-fn compute_rows(a: Mat, bp: &[T], n: usize, rows: (usize, usize), c: &mut [T]) {
+/// Rows rows.0..rows.1 of c (m x n, contiguous; `c` holds exactly those rows) from the packed
+/// panels of b (`bp[q]`: k x NR).
+fn compute_rows(a: Mat, bp: &[&[T]], n: usize, rows: (usize, usize), c: &mut [T]) {
     let k = a.cols;
     let mut ap = vec![0.0 as T; MR * KC];
     let mut tile = [[0.0 as T; NR]; MR];
@@ -135,7 +139,7 @@ fn compute_rows(a: Mat, bp: &[T], n: usize, rows: (usize, usize), c: &mut [T]) {
                 let mr = MR.min(rows.1 - i);
                 pack_a(a, i, mr, p0, kc, &mut ap);
                 for q in j0 / NR..q_end {
-                    let panel = &bp[q * k * NR..(q + 1) * k * NR];
+                    let panel = bp[q];
                     micro_kernel(&ap[..kc * MR], &panel[p0 * NR..(p0 + kc) * NR], &mut tile);
                     let jj = q * NR;
                     let nr = NR.min(n - jj);
@@ -155,6 +159,12 @@ fn compute_rows(a: Mat, bp: &[T], n: usize, rows: (usize, usize), c: &mut [T]) {
     }
 }
 
+/// Pack a run of b's panels (starting at panel `first`) and publish it for the other threads.
+fn publish<'b>(b: Mat, first: usize, run: &'b mut [T], slot: &OnceLock<&'b [T]>) {
+    pack_b(b, first, run);
+    let _ = slot.set(run);
+}
+
 /// One product c = a @ b (a: m x k, b: k x n, c: m x n contiguous) on up to `threads` threads.
 fn gemm(a: Mat, b: Mat, c: &mut [T], threads: usize) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
@@ -169,24 +179,39 @@ fn gemm(a: Mat, b: Mat, c: &mut [T], threads: usize) {
     let mut bp = vec![0.0 as T; panels * k * NR];
     if threads <= 1 {
         pack_b(b, 0, &mut bp);
+        let bp: Vec<&[T]> = bp.chunks_exact(k * NR).collect();
         compute_rows(a, &bp, n, (0, m), c);
         return;
     }
-    // Pack b: each thread a run of panels.
+    // One scope: each thread packs its own run of b's panels and publishes it, all wait for
+    // the others, then take blocks of rows (a multiple of MR, a contiguous block of c each)
+    // from a shared queue one at a time, so a thread whose core is busy with something else
+    // takes fewer. The calling thread is one of the workers.
     let per = panels.div_ceil(threads);
-    std::thread::scope(|s| {
-        for (t, chunk) in bp.chunks_mut(per * k * NR).enumerate() {
-            s.spawn(move || pack_b(b, t * per, chunk));
+    let runs: Vec<(usize, &mut [T])> = bp.chunks_mut(per * k * NR).enumerate().collect();
+    let packed: Vec<OnceLock<&[T]>> = runs.iter().map(|_| OnceLock::new()).collect();
+    let barrier = Barrier::new(runs.len());
+    let rows = if m >= threads * 8 * MR { 4 * MR } else { m.div_ceil(2 * threads).div_ceil(MR).max(1) * MR };
+    let queue = Mutex::new(c.chunks_mut(rows * n).enumerate());
+    let worker = |(t, run): (usize, _)| {
+        publish(b, t * per, run, &packed[t]);
+        barrier.wait();
+        let bp: Vec<&[T]> = packed.iter().flat_map(|p| p.get().map_or(&[][..], |r| *r).chunks_exact(k * NR)).collect();
+        loop {
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((i, block)) = next else { break };
+            compute_rows(a, &bp, n, (i * rows, (i * rows + rows).min(m)), block);
         }
-    });
-    // Compute: each thread its rows (a multiple of MR), a contiguous block of c.
-    let rows = m.div_ceil(threads).div_ceil(MR) * MR;
-    let bp = &bp;
+    };
+    let worker = &worker;
     std::thread::scope(|s| {
-        for (t, block) in c.chunks_mut(rows * n).enumerate() {
-            let r0 = t * rows;
-            let r1 = (r0 + rows).min(m);
-            s.spawn(move || compute_rows(a, bp, n, (r0, r1), block));
+        let mut runs = runs.into_iter();
+        let mine = runs.next();
+        for run in runs {
+            s.spawn(move || worker(run));
+        }
+        if let Some(run) = mine {
+            worker(run);
         }
     });
 }
@@ -240,15 +265,17 @@ pub fn operator_matmul__f64(a: &TensorRef<f64>, b: &TensorRef<f64>, out: &mut Te
         }
         return Ok(());
     }
-    let per = batch.div_ceil(threads);
+    let queue = Mutex::new(operands.iter().zip(c.chunks_exact_mut(m * n)));
+    let worker = || loop {
+        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+        let Some(((a2, b2), c2)) = next else { break };
+        gemm(*a2, *b2, c2, 1);
+    };
     std::thread::scope(|s| {
-        for (ops, cs) in operands.chunks(per).zip(c.chunks_mut(per * m * n)) {
-            s.spawn(move || {
-                for ((a2, b2), c2) in ops.iter().zip(cs.chunks_exact_mut(m * n)) {
-                    gemm(*a2, *b2, c2, 1);
-                }
-            });
+        for _ in 1..threads {
+            s.spawn(worker);
         }
+        worker();
     });
     Ok(())
 }
