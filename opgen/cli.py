@@ -29,6 +29,7 @@ from .registry import Registry
 from .spec import TARGET_IDS, TARGETS, load_all
 from .speclint import lint_spec, require_clean
 from .synthesize import synthesize_overload
+from .targets import backend
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM-written native operator kernels, admitted only when proven.")
 console = Console(stderr=True, soft_wrap=True)
@@ -80,6 +81,11 @@ def synthesize(
         if target not in spec.targets:
             raise OpgenError(f"{op} does not list target {target}", hint=f"its targets are {', '.join(spec.targets)}")
         chosen = [spec.overload(n) for n in overload] if overload else spec.overloads
+        if not overload:  # overloads the target cannot express (Metal has no float64) are left out, saying so
+            for o in [o for o in chosen if backend(target).unsupported(spec, o)]:
+                console.print(f"  {op} [{o.name}]: n/a for {target}: {escape(backend(target).unsupported(spec, o))}",
+                              highlight=False)
+                chosen.remove(o)
         if variant not in spec.variant_names():
             raise OpgenError(f"{op} declares no variant {variant!r}",
                              hint=f"choose one of {', '.join(spec.variant_names())}, or add it under 'variants:' in its spec")
@@ -254,7 +260,8 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
     root: Optional[Path] = RootOpt,
 ) -> None:
-    """Every spec overload and its registry status per target: verified, stale, missing."""
+    """Every spec overload and its registry status per target: verified, emulated (GPU kernels verified on the
+    CPU execution layer only), stale, missing, n/a (the target cannot express the overload)."""
     try:
         rows = status_rows(Project.locate(root))
     except OpgenError as exc:
@@ -262,15 +269,15 @@ def list_(
     if as_json:
         out.print_json(json.dumps([r.as_dict() for r in rows]))
         return
-    colours = {"verified": "green", "stale": "yellow", "missing": "red"}
+    colours = {"verified": "green", "emulated": "cyan", "stale": "yellow", "missing": "red", "n/a": "dim"}
     table = Table("op", "overload", "target", "variant", "status", "detail")
     for r in rows:
         variant = r.variant + (" (served)" if r.served and _has_siblings(rows, r) else "")
         table.add_row(r.op, r.overload, r.target, variant, f"[{colours.get(r.status, 'white')}]{r.status}[/]",
                       escape("; ".join(r.reasons)))
     out.print(table)
-    counts = {s: sum(r.status == s for r in rows) for s in ("verified", "stale", "missing")}
-    out.print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    counts = {s: sum(r.status == s for r in rows) for s in ("verified", "emulated", "stale", "missing", "n/a")}
+    out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n or s in ("verified", "stale", "missing")))
 
 
 @app.command()

@@ -23,7 +23,7 @@ class Row:
     op: str
     overload: str
     target: str
-    status: str  # verified | stale | missing
+    status: str  # verified | emulated (GPU, CPU execution layer only) | stale | missing | n/a (target cannot express it)
     reasons: list[str]
     entry: Entry | None
     variant: str = "plain"
@@ -44,6 +44,9 @@ def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[
         for overload in spec.overloads:
             for t in spec.targets:
                 target = TARGET_IDS[t]
+                if (why := backend(t).unsupported(spec, overload)) is not None:
+                    rows.append(Row(spec.op, overload.name, target, "n/a", [why], None))
+                    continue
                 variants = registry.variants(spec.op, overload.name, target)
                 seen.update((spec.op, overload.name, target, e.variant) for e in variants)
                 if not variants:
@@ -91,6 +94,8 @@ def reverify(project: Project, rows: list[Row], settings: GateSettings = GateSet
     out: list[Reverified] = []
     todo = []
     for row in rows:
+        if row.status == "n/a":  # the target cannot express this overload: nothing to verify
+            continue
         if row.entry is None:
             out.append(Reverified(row, False, "missing", "no registry entry; run opgen synthesize", {}))
             continue

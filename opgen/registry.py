@@ -172,6 +172,25 @@ class Registry:
             os.replace(tmp, path)
         return Entry(entry.path, data)
 
+    def record_device_run(self, entry: Entry, run: dict[str, Any]) -> Entry:
+        """Store a run on a real device (``scripts/gpu_check.py``) in an entry; a passing run makes an
+        emulated GPU entry ``verified``, with that device's evidence (atomic replace, under the lock).
+
+        Kept under ``device_runs`` (newest last); ``status`` changes only on a pass. entry.json is
+        not hashed: the run describes a device, not the kernel (whose sha256 the run names)."""
+        with self.lock():
+            path = entry.path / "entry.json"
+            data = json.loads(path.read_text())
+            data.setdefault("device_runs", []).append(run)
+            if run.get("passed") and data.get("status") == "emulated":
+                data["status"] = "verified"
+                data["verified_on"] = run.get("device")
+            tmp = path.with_name(f".entry.json.{os.getpid()}")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            _fsync(tmp)
+            os.replace(tmp, path)
+        return Entry(entry.path, data)
+
     @staticmethod
     def _read(p: Path) -> Entry | None:
         return Entry(p.parent, json.loads(p.read_text())) if p.exists() else None

@@ -116,7 +116,7 @@ class Overload(Strict):
     name: str
     signature: str
     # validate_default: a tensor result without a shape is reported at this key too.
-    shape: str | dict[str, str] | None = Field(default=None, validate_default=True)
+    shape: str | dict[str, str | list[str]] | None = Field(default=None, validate_default=True)
     reference: str | None = None
     domain: dict[str, Domain] = {}
     raises: list[Raises] = []
@@ -198,6 +198,18 @@ def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
         raise ValueError(f"domain.{key}: choices are the only values drawn; remove min, max and special")
 
 
+def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.strings == "unicode":
+        return
+    is_list = t.kind == "list" and t.elem.name == "str"
+    if not (is_list or (t.kind == "scalar" and t.name == "str")):
+        raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
+    if dom.strings == "wordpiece_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
+    if dom.strings == "bpe_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
+
+
 def _check_ids(key: str, dom: Domain, sig: Signature) -> None:
     if dom.ids is None and dom.ids_of is None:
         return
@@ -222,18 +234,6 @@ def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
         raise ValueError(f"domain.{key}.index_into names {dom.index_into!r}, which is not another tensor parameter")
     if dom.min is not None or dom.max is not None:
         raise ValueError(f"domain.{key}: index_into draws indices from the size of {dom.index_into}; remove min and max")
-
-
-def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
-    if dom.strings == "unicode":
-        return
-    is_list = t.kind == "list" and t.elem.name == "str"
-    if not (is_list or (t.kind == "scalar" and t.name == "str")):
-        raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
-    if dom.strings == "wordpiece_vocab" and not is_list:
-        raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
-    if dom.strings == "bpe_vocab" and not is_list:
-        raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
 
 
 def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> None:

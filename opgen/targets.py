@@ -40,6 +40,20 @@ class Backend:
     def gpu(self) -> bool:
         return self.target in ("cuda", "metal")
 
+    def unsupported(self, spec: Spec, overload: Overload) -> str | None:
+        """Why this target cannot express the overload at all (Metal has no float64), or None."""
+        if not self.gpu:
+            return None
+        from .errors import SpecError
+        from .gpu.device_abi import contract
+        from .gpu.dialect import dialect
+
+        try:
+            contract(spec, overload, dialect(self.target))
+        except SpecError as exc:
+            return exc.message
+        return None
+
     @property
     def target_id(self) -> str:
         return TARGET_IDS[self.target]

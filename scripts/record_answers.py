@@ -6,7 +6,10 @@ recorded under generated/recordings/, which is what lets ``opgen synthesize`` re
 offline, and the registry entry's provenance says provider "file", no model, and who
 answered. Usage:
 
-    python scripts/record_answers.py [--answered-by WHO] [--target cpp|rust] [OP__OVERLOAD[@VARIANT] ...]
+    python scripts/record_answers.py [--answered-by WHO] [--target cpp|rust|cuda|metal] [OP__OVERLOAD[@VARIANT] ...]
+
+CUDA (.cu) and Metal (.metal) answers go through the same gate on the CPU execution layer
+(nvcc compiles the CUDA ones too) and are admitted as ``emulated``.
     python scripts/record_answers.py --prune     # delete recordings no entry asks for any more
 """
 
@@ -72,13 +75,13 @@ def main() -> int:
                         help="answer file stems, e.g. operator.matmul__f32 or operator.matmul__f32@blocked (default: all)")
     parser.add_argument("--answered-by", default="opgen developers (hand-written answers in answers/)")
     parser.add_argument("--examples", type=int, default=None)
-    parser.add_argument("--target", choices=("cpp", "rust"), default=None,
+    parser.add_argument("--target", choices=("cpp", "rust", "cuda", "metal"), default=None,
                         help="only answers/<target>/ (default: every target; a name may match one in each)")
     parser.add_argument("--prune", action="store_true", help="only delete recordings no entry asks for any more")
     args = parser.parse_args()
     if args.prune:
         return prune()
-    answers = sorted(p for p in (ROOT / "answers").glob("*/*") if p.suffix in (".cpp", ".rs"))
+    answers = sorted(p for p in (ROOT / "answers").glob("*/*") if p.suffix in (".cpp", ".rs", ".cu", ".metal"))
     if args.target:
         answers = [a for a in answers if a.parent.name == args.target]
     if args.names:

@@ -26,9 +26,10 @@ struct State {
 // fiber of a launch, so one instance is the running thread's.
 inline State state{};
 
-// Every thread of the block must call it from the same place (the scheduler checks).
-// `spelling` is what the kernel wrote (__syncthreads, threadgroup_barrier), for messages.
-__attribute__((visibility("hidden"))) void barrier(const char* spelling, const char* file, int line);
+// Every thread of the block must call it from the same place (the scheduler checks): `site`
+// is the call's own number (__COUNTER__: two barriers on one line differ); `spelling` (what the
+// kernel wrote: __syncthreads(), threadgroup_barrier(...)), `file` and `line` are for messages.
+__attribute__((visibility("hidden"))) void barrier(const char* spelling, const char* file, int line, int site);
 
 }  // namespace opgen_emu
 

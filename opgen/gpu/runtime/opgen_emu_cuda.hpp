@@ -68,7 +68,7 @@ inline dim3 cuda_grid_dim() { return dim3(state.grid_dim.x, state.grid_dim.y, st
 #define blockDim (::opgen_emu::cuda_block_dim())
 #define gridDim (::opgen_emu::cuda_grid_dim())
 
-#define __syncthreads() (::opgen_emu::barrier("__syncthreads()", __FILE__, __LINE__))
+#define __syncthreads() (::opgen_emu::barrier("__syncthreads()", __FILE__, __LINE__, __COUNTER__))
 
 // Device math beyond <math.h>: the intrinsics' exact-rounding counterparts (the fast
 // __expf may differ from expf by a few ulp on a GPU; the tolerances allow it).

@@ -101,7 +101,7 @@ template <class T, int N> inline T dot(const opgen_emu::vec<T, N>& a, const opge
 #endif
 
 #define threadgroup_barrier(flags) \
-  ((void)(flags), ::opgen_emu::barrier("threadgroup_barrier(...)", __FILE__, __LINE__))
+  ((void)(flags), ::opgen_emu::barrier("threadgroup_barrier(...)", __FILE__, __LINE__, __COUNTER__))
 
 // Address spaces and the kernel qualifier. `threadgroup` declares a block-wide array:
 // a static (threadgroups run one at a time), outside a sanitizer build in the section the

@@ -112,6 +112,7 @@ struct Fiber {
   const char* spelling = "";
   const char* file = "";
   int line = 0;
+  int site = -1;  // which barrier call it waits at
   void* asan_fake = nullptr;
 #if !defined(__x86_64__)
   ucontext_t ctx;
@@ -209,13 +210,6 @@ inline void fiber_entry_ucontext(unsigned hi, unsigned lo) {
 #endif
 
 inline void start_fiber(Fiber& f) {
-#if OPGEN_EMU_ASAN
-  // The frames a finished fiber abandoned (its entry and the last switch, at the top of the
-  // stack) keep their redzones poisoned; clear them before the stack is reused. Frames below
-  // returned normally and cleared their own.
-  const size_t used = f.size < (32u << 10) ? f.size : (32u << 10);
-  __asan_unpoison_memory_region(f.stack + f.size - used, used);
-#endif
 #if defined(__x86_64__)
   // What opgen_emu_switch pops, then returns into: the trampoline calls the entry with the
   // fiber, on a stack 16-byte aligned at the call.
@@ -236,6 +230,20 @@ inline void start_fiber(Fiber& f) {
   f.ctx.uc_link = nullptr;
   uintptr_t p = reinterpret_cast<uintptr_t>(&f);
   makecontext(&f.ctx, reinterpret_cast<void (*)()>(&fiber_entry_ucontext), 2, unsigned(p >> 32), unsigned(p));
+#endif
+}
+
+// AddressSanitizer: the frames a fiber abandoned when it last switched out (a finished fiber's
+// entry and switch; every frame of one stopped at a barrier by a misuse error) keep their
+// redzones poisoned. Before the stack serves another fiber they are cleared: from the saved
+// stack pointer to the top after a normal finish (a few hundred bytes), all of it otherwise.
+inline void release_stack(Fiber& f, bool whole) {
+#if OPGEN_EMU_ASAN
+  char* top = f.stack + f.size;
+  char* from = whole || f.sp == nullptr ? f.stack : static_cast<char*>(f.sp);
+  __asan_unpoison_memory_region(from, static_cast<size_t>(top - from));
+#else
+  (void)f, (void)whole;
 #endif
 }
 
@@ -284,7 +292,10 @@ inline void run_block(Scheduler& s, size_t threads, bool reverse) {
       if (f.waiting && waiter == nullptr) waiter = &f;
       if (f.done && finished == nullptr) finished = &f;
     }
-    if (waiter == nullptr) return;  // every thread returned
+    if (waiter == nullptr) {  // every thread returned
+      for (size_t i = 0; i < threads; ++i) release_stack(s.fibers[i], false);
+      return;
+    }
     std::string block = dim_text(state.block_idx);
     if (finished != nullptr)
       misuse("barrier misuse in block " + block + ": thread " + dim_text(waiter->tid) + " waits at " + site(*waiter) +
@@ -293,7 +304,7 @@ inline void run_block(Scheduler& s, size_t threads, bool reverse) {
              "return early or branch around a barrier; guard the work with the bounds check, not the barrier");
     for (size_t i = 0; i < threads; ++i) {
       const Fiber& f = s.fibers[i];
-      if (std::strcmp(f.file, waiter->file) != 0 || f.line != waiter->line)  // every thread waits (none is done)
+      if (f.site != waiter->site)  // every thread waits (none is done)
         misuse("barrier misuse in block " + block + ": threads wait at different barriers, thread " +
                dim_text(waiter->tid) + " at " + site(*waiter) + " and thread " + dim_text(f.tid) + " at " +
                site(f) + ". A barrier inside a branch or loop that threads of one block take differently hangs a "
@@ -348,6 +359,7 @@ inline void launch(const Geometry& g, Body&& body) {
       run_block(s, threads, reverse);
     }
   } catch (...) {
+    for (Fiber& f : s.fibers) release_stack(f, true);
     scheduler = nullptr;
     throw;
   }
@@ -425,7 +437,7 @@ class Buffer {
 }  // namespace opgen_emu
 
 // The barrier the device code calls (declared in opgen_emu.hpp).
-void opgen_emu::barrier(const char* spelling, const char* file, int line) {
+void opgen_emu::barrier(const char* spelling, const char* file, int line, int site) {
   Scheduler* s = scheduler;
   if (s == nullptr || s->running == nullptr) return;  // outside a launch (not reachable from a kernel)
   Fiber* f = s->running;
@@ -433,6 +445,7 @@ void opgen_emu::barrier(const char* spelling, const char* file, int line) {
   f->spelling = spelling;
   f->file = file;
   f->line = line;
+  f->site = site;
   yield_to_scheduler(f);
 }
 
