@@ -33,9 +33,9 @@ struct Bert {
   std::vector<opgen_string> vocab_c;
   const float *word, *pos, *type, *ln_w, *ln_b;
   std::vector<Layer> layers;
-  std::vector<int64_t> positions;  // 0 .. max_length-1
   // Activations, reused from batch to batch.
   std::vector<float> h, t, q, k, v, ctx, merged, inter, act, pooled;
+  std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
 };
 
 std::string prefix_of(const SafetensorsFile& st) {
@@ -81,8 +81,6 @@ void load(Bert& m, const std::string& dir) {
     throw std::runtime_error(dir + "/vocab.txt has " + std::to_string(m.vocab.size()) + " pieces; the config says " +
                              std::to_string(c.vocab));
   for (auto& s : m.vocab) m.vocab_c.push_back(opgen_string{const_cast<char*>(s.data()), static_cast<int64_t>(s.size())});
-  m.positions.resize(static_cast<size_t>(c.max_length));
-  std::iota(m.positions.begin(), m.positions.end(), int64_t{0});
 }
 
 // h <- LayerNorm(x + y) over the last dim, for n rows of H.
@@ -100,51 +98,51 @@ void linear(const float* x, int64_t n, int64_t in, const float* w, const float* 
   OPGEN_CALL(K_LINEAR_BIAS, xv.in(), wv.in(), bv.in(), yv.out());
 }
 
-// Embeddings of B sequences of S tokens (ids, mask: B x S) into out (B x H), normalised.
-void forward(Bert& m, const int64_t* ids, const int64_t* mask, int64_t B, int64_t S, float* out) {
+// Embeddings of B sequences packed end to end (no padding): ids holds their tokens,
+// seq[b] = (offset, length) of sequence b. Token-wise steps (linear, LayerNorm, GELU) run
+// once over all N tokens; attention and pooling run per sequence on views of the packed
+// buffers, so no work is spent on padding. out gets B x H, L2-normalised.
+void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq,
+             float* out) {
   const auto& c = m.c;
-  const int64_t H = c.hidden, NH = c.heads, HD = H / NH, I = c.intermediate, N = B * S;
-  m.h.resize(N * H);
-  m.q.resize(N * H);
-  m.k.resize(N * H);
-  m.v.resize(N * H);
-  m.ctx.resize(N * H);
-  m.merged.resize(N * H);
+  const int64_t B = static_cast<int64_t>(seq.size());
+  const int64_t H = c.hidden, NH = c.heads, HD = H / NH, I = c.intermediate;
+  const int64_t N = seq.back().first + seq.back().second;
+  for (auto* buf : {&m.h, &m.q, &m.k, &m.v, &m.ctx, &m.merged, &m.t}) buf->resize(N * H);
   m.inter.resize(N * I);
   m.act.resize(N * I);
+  m.ones.assign(static_cast<size_t>(c.max_length), 1);
   // Embeddings: word + position + token type 0, then LayerNorm.
   {
-    View iv = i64(ids, {B, S}), wv = f32(m.word, {c.vocab, H}), hv = f32(m.h.data(), {B, S, H});
+    View iv = i64(ids, {N}), wv = f32(m.word, {c.vocab, H}), hv = f32(m.h.data(), {N, H});
     OPGEN_CALL(K_EMBEDDING, iv.in(), wv.in(), hv.out());
-    View pv = i64(m.positions.data(), {S}), pw = f32(m.pos, {c.positions, H}), qv = f32(m.q.data(), {S, H});
+    View pv = i64(pos, {N}), pw = f32(m.pos, {c.positions, H}), qv = f32(m.q.data(), {N, H});
     OPGEN_CALL(K_EMBEDDING, pv.in(), pw.in(), qv.out());
-    View hin = f32(m.h.data(), {B, S, H}), pin = f32(m.q.data(), {S, H}), kv = f32(m.k.data(), {B, S, H});
-    OPGEN_CALL(K_ADD, hin.in(), pin.in(), kv.out());  // positions broadcast over the batch
-    View kin = f32(m.k.data(), {B, S, H}), tv = f32(m.type, {H}), hout = f32(m.h.data(), {B, S, H});
-    OPGEN_CALL(K_ADD, kin.in(), tv.in(), hout.out());  // token type 0 broadcast everywhere
-    m.t.resize(N * H);
-    View hn = f32(m.h.data(), {N, H}), lw = f32(m.ln_w, {H}), lb = f32(m.ln_b, {H}), tn = f32(m.t.data(), {N, H});
-    OPGEN_CALL(K_LAYER_NORM, hn.in(), lw.in(), lb.in(), c.eps, tn.out());
-    std::copy(m.t.begin(), m.t.begin() + N * H, m.h.begin());
+    View hin = f32(m.h.data(), {N, H}), pin = f32(m.q.data(), {N, H}), kv = f32(m.k.data(), {N, H});
+    OPGEN_CALL(K_ADD, hin.in(), pin.in(), kv.out());
+    View kin = f32(m.k.data(), {N, H}), tv = f32(m.type, {H}), tn = f32(m.t.data(), {N, H});
+    OPGEN_CALL(K_ADD, kin.in(), tv.in(), tn.out());  // token type 0 broadcast everywhere
+    View tin = f32(m.t.data(), {N, H}), lw = f32(m.ln_w, {H}), lb = f32(m.ln_b, {H}), hn = f32(m.h.data(), {N, H});
+    OPGEN_CALL(K_LAYER_NORM, tin.in(), lw.in(), lb.in(), c.eps, hn.out());
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
   for (const Layer& L : m.layers) {
     linear(m.h.data(), N, H, L.wq, L.bq, H, m.q.data());
     linear(m.h.data(), N, H, L.wk, L.bk, H, m.k.data());
     linear(m.h.data(), N, H, L.wv, L.bv, H, m.v.data());
-    // (B, S, NH, HD) seen as (B, NH, S, HD): a strided view, no copy.
-    const int64_t st = S * H;
-    View qv = f32(m.q.data(), {B, NH, S, HD}, {st, HD, H, 1});
-    View kv = f32(m.k.data(), {B, NH, S, HD}, {st, HD, H, 1});
-    View vv = f32(m.v.data(), {B, NH, S, HD}, {st, HD, H, 1});
-    View mv = i64(mask, {B, S});
-    View cv = f32(m.ctx.data(), {B, NH, S, HD});
-    OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());
-    // Heads back side by side: (B, NH, S, HD) -> (B, S, NH*HD).
-    for (int64_t b = 0; b < B; ++b)
+    for (const auto& [o, S] : seq) {
+      // Sequence rows o..o+S of (N, NH*HD), seen as (1, NH, S, HD): a strided view, no copy.
+      View qv = f32(m.q.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
+      View kv = f32(m.k.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
+      View vv = f32(m.v.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
+      View mv = i64(m.ones.data(), {1, S});
+      View cv = f32(m.ctx.data() + o * H, {1, NH, S, HD});
+      OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());
+      // Heads back side by side: (NH, S, HD) -> (S, NH*HD).
       for (int64_t hh = 0; hh < NH; ++hh)
         for (int64_t s = 0; s < S; ++s)
-          std::memcpy(&m.merged[(b * S + s) * H + hh * HD], &m.ctx[((b * NH + hh) * S + s) * HD], HD * sizeof(float));
+          std::memcpy(&m.merged[(o + s) * H + hh * HD], &m.ctx[o * H + (hh * S + s) * HD], HD * sizeof(float));
+    }
     linear(m.merged.data(), N, H, L.wo, L.bo, H, m.q.data());
     add_norm(m, m.h.data(), m.q.data(), L.ln1w, L.ln1b, N);
     linear(m.h.data(), N, H, L.wi, L.bi, I, m.inter.data());
@@ -156,8 +154,11 @@ void forward(Bert& m, const int64_t* ids, const int64_t* mask, int64_t B, int64_
     add_norm(m, m.h.data(), m.q.data(), L.ln2w, L.ln2b, N);
   }
   m.pooled.resize(B * H);
-  View hv = f32(m.h.data(), {B, S, H}), mv = i64(mask, {B, S}), pv = f32(m.pooled.data(), {B, H});
-  OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  for (int64_t b = 0; b < B; ++b) {
+    const auto [o, S] = seq[b];
+    View hv = f32(m.h.data() + o * H, {1, S, H}), mv = i64(m.ones.data(), {1, S}), pv = f32(m.pooled.data() + b * H, {1, H});
+    OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  }
   View pin = f32(m.pooled.data(), {B, H}), ov = f32(out, {B, H});
   OPGEN_CALL(K_NORMALIZE, pin.in(), 2.0, int64_t{1}, 1e-12, ov.out());
 }
@@ -201,8 +202,7 @@ __attribute__((visibility("default"))) int64_t opgen_pipeline_dim(void* handle) 
 // Embeds n texts into out (n x dims, row-major, L2-normalised): the first `dims` of the
 // dim components, re-normalised when dims < dim (Matryoshka truncation). tokens[i] gets
 // text i's token count ([CLS] and [SEP] included). Texts are tokenized together, then run
-// in batches of similar length (sorted by length, at most max_batch each) so that short
-// texts do not pay for the padding of long ones.
+// max_batch at a time, packed without padding (see embed_packed).
 __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle, const opgen_string* texts, int64_t n,
                                                                     int64_t dims, float* out, int64_t* tokens,
                                                                     opgen_error* err) {
@@ -216,36 +216,18 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     const int64_t total = enc.len, L = total / (2 * n);
     const int64_t* ids = static_cast<const int64_t*>(enc.data);
     const int64_t* mask = ids + n * L;
-    std::vector<int64_t> len(n), order(n);
+    std::vector<int64_t> len(n);
     for (int64_t i = 0; i < n; ++i) {
       len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
       tokens[i] = len[i];
     }
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return len[a] < len[b]; });
-    const int64_t H = m.c.hidden, maxb = std::max<int64_t>(1, m.c.max_batch);
-    std::vector<int64_t> bids, bmask;
-    std::vector<float> bout, bcut;
-    for (int64_t s0 = 0; s0 < n; s0 += maxb) {
-      const int64_t B = std::min(maxb, n - s0);
-      const int64_t S = len[order[s0 + B - 1]];
-      bids.assign(B * S, 0);
-      bmask.assign(B * S, 0);
-      for (int64_t j = 0; j < B; ++j) {
-        const int64_t i = order[s0 + j];
-        std::copy(ids + i * L, ids + i * L + S, bids.begin() + j * S);
-        std::copy(mask + i * L, mask + i * L + S, bmask.begin() + j * S);
-      }
-      bout.resize(B * H);
-      opgen::pipeline::forward(m, bids.data(), bmask.data(), B, S, bout.data());
-      const float* rows = bout.data();
-      if (dims < H) {
-        bcut.resize(B * dims);
-        opgen::pipeline::truncate(bout.data(), B, H, dims, bcut.data());
-        rows = bcut.data();
-      }
-      for (int64_t j = 0; j < B; ++j) std::copy(rows + j * dims, rows + (j + 1) * dims, out + order[s0 + j] * dims);
-    }
+    opgen::pipeline::embed_packed(
+        n, len, m.c.max_batch, dims, m.c.hidden, out,
+        [&](int64_t i) { return ids + i * L; },
+        [&](const int64_t* pids, const int64_t* ppos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
+          opgen::pipeline::forward(m, pids, ppos, seq, o);
+        },
+        opgen::pipeline::truncate);
     return 0;
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());

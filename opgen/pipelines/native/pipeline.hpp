@@ -106,6 +106,41 @@ void truncate_with(Normalize normalize, const float* x, int64_t B, int64_t dim, 
   check(normalize(in.in(), 2.0, int64_t{1}, 1e-12, o.out(), &err), err, "normalize (Matryoshka truncation)");
 }
 
+// Runs n tokenized texts through `forward` in chunks of at most max_batch texts, packed end
+// to end without padding (text i's tokens are ids_of(i)[0 .. len[i])), and writes the
+// first `dims` of each embedding (re-normalised by `truncate` when dims < dim) to out in
+// input order. forward(ids, positions, [(offset, length)], out B x dim).
+template <typename IdsOf, typename Forward, typename Truncate>
+void embed_packed(int64_t n, const std::vector<int64_t>& len, int64_t max_batch, int64_t dims, int64_t dim, float* out,
+                  IdsOf ids_of, Forward forward, Truncate truncate) {
+  std::vector<int64_t> ids, pos;
+  std::vector<std::pair<int64_t, int64_t>> seq;
+  std::vector<float> rows, cut;
+  const int64_t maxb = max_batch > 0 ? max_batch : 1;
+  for (int64_t s0 = 0; s0 < n; s0 += maxb) {
+    const int64_t B = n - s0 < maxb ? n - s0 : maxb;
+    ids.clear();
+    pos.clear();
+    seq.clear();
+    for (int64_t i = s0; i < s0 + B; ++i) {
+      if (len[i] == 0) throw std::runtime_error("text " + std::to_string(i) + " has no tokens");
+      seq.emplace_back(static_cast<int64_t>(ids.size()), len[i]);
+      const int64_t* t = ids_of(i);
+      ids.insert(ids.end(), t, t + len[i]);
+      for (int64_t p = 0; p < len[i]; ++p) pos.push_back(p);
+    }
+    rows.resize(static_cast<size_t>(B * dim));
+    forward(ids.data(), pos.data(), seq, rows.data());
+    const float* src = rows.data();
+    if (dims < dim) {
+      cut.resize(static_cast<size_t>(B * dims));
+      truncate(rows.data(), B, dim, dims, cut.data());
+      src = cut.data();
+    }
+    std::memcpy(out + s0 * dims, src, static_cast<size_t>(B * dims) * sizeof(float));
+  }
+}
+
 // Reports an exception through the C ABI (kind 4: internal; 3 for bad input).
 inline int32_t fail(opgen_error* err, int32_t kind, const char* what) {
   if (err) {
