@@ -56,7 +56,7 @@ struct Gemma {
   float embed_scale;
   // Activations, reused from batch to batch.
   std::vector<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
-  std::vector<int64_t> positions;
+  std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
 };
 
 const float* weight(Gemma& m, const std::string& name, std::vector<int64_t> shape) {
@@ -110,8 +110,6 @@ void load(Gemma& m, const std::string& dir, const double* cfg, int64_t n_cfg) {
     dn.b = d[3] != 0 ? dn.st->f32("linear.bias", {dn.out}) : nullptr;
     m.dense.push_back(std::move(dn));
   }
-  m.positions.resize(static_cast<size_t>(c.max_length));
-  std::iota(m.positions.begin(), m.positions.end(), int64_t{0});
 }
 
 void linear(const float* x, int64_t n, int64_t in, const float* w, const float* b, int64_t outd, float* y) {
@@ -134,17 +132,23 @@ void add(const float* a, const float* b, int64_t n, float* y) {
   OPGEN_CALL(K_ADD, av.in(), bv.in(), yv.out());
 }
 
-// Embeddings of B sequences of S tokens into out (B x hidden after the Dense layers, normalised).
-void forward(Gemma& m, const int64_t* ids, const int64_t* mask, int64_t B, int64_t S, float* out) {
+// Embeddings of B sequences packed end to end without padding (seq[b] = (offset, length)
+// into ids and pos): token-wise kernels run once over all N tokens, rotary embeddings,
+// attention and pooling per sequence on views. out gets B x (the last Dense's size), normalised.
+void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq,
+             float* out) {
   const auto& c = m.c;
-  const int64_t H = c.hidden, I = c.intermediate, D = c.head_dim, NQ = c.heads, NK = c.kv_heads, N = B * S;
+  const int64_t B = static_cast<int64_t>(seq.size());
+  const int64_t H = c.hidden, I = c.intermediate, D = c.head_dim, NQ = c.heads, NK = c.kv_heads;
+  const int64_t N = seq.back().first + seq.back().second;
   const int64_t QD = NQ * D, KD = NK * D;
   for (auto* buf : {&m.h, &m.x, &m.attn}) buf->resize(N * H);
   for (auto* buf : {&m.q, &m.qn, &m.qr, &m.ctx, &m.merged}) buf->resize(N * QD);
   for (auto* buf : {&m.k, &m.v, &m.kn, &m.kr}) buf->resize(N * KD);
   for (auto* buf : {&m.gate, &m.up, &m.act}) buf->resize(N * I);
+  m.ones.assign(static_cast<size_t>(c.max_length), 1);
   {
-    View iv = i64(ids, {B, S}), ev = f32(m.embed, {c.vocab, H}), xv = f32(m.x.data(), {B, S, H});
+    View iv = i64(ids, {N}), ev = f32(m.embed, {c.vocab, H}), xv = f32(m.x.data(), {N, H});
     OPGEN_CALL(K_EMBEDDING, iv.in(), ev.in(), xv.out());
     View xin = f32(m.x.data(), {N, H}), sv = f32(&m.embed_scale, {}), hv = f32(m.h.data(), {N, H});
     OPGEN_CALL(K_MUL, xin.in(), sv.in(), hv.out());
@@ -158,24 +162,25 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* mask, int64_t B, int64
     rms_norm(m.q.data(), N * NQ, D, L.q_norm, c.eps, m.qn.data());
     rms_norm(m.k.data(), N * NK, D, L.k_norm, c.eps, m.kn.data());
     const double theta = L.sliding ? c.local_theta : c.theta;
-    {  // (B, S, heads, D) seen as (B, heads, S, D); rotated into contiguous (B, heads, S, D)
-      View qv = f32(m.qn.data(), {B, NQ, S, D}, {S * QD, D, QD, 1}), qo = f32(m.qr.data(), {B, NQ, S, D});
-      View pq = i64(m.positions.data(), {S});
+    for (const auto& [o, S] : seq) {
+      // Rows o..o+S of (N, heads*D) seen as (1, heads, S, D); rotated into contiguous
+      // (heads, S, D) blocks at the same offsets, then attention over this sequence alone.
+      View qv = f32(m.qn.data() + o * QD, {1, NQ, S, D}, {S * QD, D, QD, 1});
+      View qo = f32(m.qr.data() + o * QD, {1, NQ, S, D});
+      View pq = i64(pos + o, {S});
       OPGEN_CALL(K_ROPE, qv.in(), pq.in(), theta, qo.out());
-      View kv = f32(m.kn.data(), {B, NK, S, D}, {S * KD, D, KD, 1}), ko = f32(m.kr.data(), {B, NK, S, D});
-      View pk = i64(m.positions.data(), {S});
+      View kv = f32(m.kn.data() + o * KD, {1, NK, S, D}, {S * KD, D, KD, 1});
+      View ko = f32(m.kr.data() + o * KD, {1, NK, S, D});
+      View pk = i64(pos + o, {S});
       OPGEN_CALL(K_ROPE, kv.in(), pk.in(), theta, ko.out());
-    }
-    {
-      View qv = f32(m.qr.data(), {B, NQ, S, D}), kv = f32(m.kr.data(), {B, NK, S, D});
-      View vv = f32(m.v.data(), {B, NK, S, D}, {S * KD, D, KD, 1});
-      View mv = i64(mask, {B, S}), cv = f32(m.ctx.data(), {B, NQ, S, D});
-      OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), L.sliding ? c.window : int64_t{0}, scale, cv.out());
-    }
-    for (int64_t b = 0; b < B; ++b)  // heads back side by side: (B, NQ, S, D) -> (B, S, NQ*D)
-      for (int64_t hh = 0; hh < NQ; ++hh)
+      View qa = f32(m.qr.data() + o * QD, {1, NQ, S, D}), ka = f32(m.kr.data() + o * KD, {1, NK, S, D});
+      View va = f32(m.v.data() + o * KD, {1, NK, S, D}, {S * KD, D, KD, 1});
+      View mv = i64(m.ones.data(), {1, S}), cv = f32(m.ctx.data() + o * QD, {1, NQ, S, D});
+      OPGEN_CALL(K_SDPA, qa.in(), ka.in(), va.in(), mv.in(), L.sliding ? c.window : int64_t{0}, scale, cv.out());
+      for (int64_t hh = 0; hh < NQ; ++hh)  // heads back side by side: (NQ, S, D) -> (S, NQ*D)
         for (int64_t s = 0; s < S; ++s)
-          std::memcpy(&m.merged[(b * S + s) * QD + hh * D], &m.ctx[((b * NQ + hh) * S + s) * D], D * sizeof(float));
+          std::memcpy(&m.merged[(o + s) * QD + hh * D], &m.ctx[o * QD + (hh * S + s) * D], D * sizeof(float));
+    }
     linear(m.merged.data(), N, QD, L.wo, nullptr, H, m.attn.data());
     rms_norm(m.attn.data(), N, H, L.post_attn_norm, c.eps, m.x.data());
     add(m.h.data(), m.x.data(), N * H, m.attn.data());  // residual
@@ -196,8 +201,11 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* mask, int64_t B, int64
   }
   rms_norm(m.h.data(), N, H, m.final_norm, c.eps, m.x.data());
   m.pooled.resize(B * H);
-  View hv = f32(m.x.data(), {B, S, H}), mv = i64(mask, {B, S}), pv = f32(m.pooled.data(), {B, H});
-  OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  for (int64_t b = 0; b < B; ++b) {
+    const auto [o, S] = seq[b];
+    View hv = f32(m.x.data() + o * H, {1, S, H}), mv = i64(m.ones.data(), {1, S}), pv = f32(m.pooled.data() + b * H, {1, H});
+    OPGEN_CALL(K_MEAN_POOL, hv.in(), mv.in(), pv.out());
+  }
   const float* cur = m.pooled.data();
   int64_t width = H;
   std::vector<float>* bufs[2] = {&m.d0, &m.d1};
@@ -263,7 +271,7 @@ __attribute__((visibility("default"))) int64_t opgen_pipeline_dim(void* handle) 
   return opgen::pipeline::out_dim(*static_cast<Gemma*>(handle));
 }
 
-// As in bert.cpp: n texts into out (n x dims), token counts per text, batches of similar length.
+// As in bert.cpp: n texts into out (n x dims), token counts per text, packed batches.
 __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle, const opgen_string* texts, int64_t n,
                                                                     int64_t dims, float* out, int64_t* tokens,
                                                                     opgen_error* err) {
@@ -281,36 +289,17 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     const int64_t L = enc.len / (2 * n);
     const int64_t* ids = static_cast<const int64_t*>(enc.data);
     const int64_t* mask = ids + n * L;
-    std::vector<int64_t> len(n), order(n);
+    std::vector<int64_t> len(n);
     for (int64_t i = 0; i < n; ++i) {
       len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
       tokens[i] = len[i];
     }
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return len[a] < len[b]; });
-    const int64_t maxb = std::max<int64_t>(1, m.c.max_batch);
-    std::vector<int64_t> bids, bmask;
-    std::vector<float> bout, bcut;
-    for (int64_t s0 = 0; s0 < n; s0 += maxb) {
-      const int64_t B = std::min(maxb, n - s0);
-      const int64_t S = std::max<int64_t>(1, len[order[s0 + B - 1]]);
-      bids.assign(B * S, 0);
-      bmask.assign(B * S, 0);
-      for (int64_t j = 0; j < B; ++j) {
-        const int64_t i = order[s0 + j];
-        std::copy(ids + i * L, ids + i * L + std::min(S, L), bids.begin() + j * S);
-        std::copy(mask + i * L, mask + i * L + std::min(S, L), bmask.begin() + j * S);
-      }
-      bout.resize(B * H);
-      opgen::pipeline::forward(m, bids.data(), bmask.data(), B, S, bout.data());
-      const float* rows = bout.data();
-      if (dims < H) {
-        bcut.resize(B * dims);
-        opgen::pipeline::truncate(bout.data(), B, H, dims, bcut.data());
-        rows = bcut.data();
-      }
-      for (int64_t j = 0; j < B; ++j) std::copy(rows + j * dims, rows + (j + 1) * dims, out + order[s0 + j] * dims);
-    }
+    opgen::pipeline::embed_packed(
+        n, len, m.c.max_batch, dims, H, out, [&](int64_t i) { return ids + i * L; },
+        [&](const int64_t* pids, const int64_t* ppos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
+          opgen::pipeline::forward(m, pids, ppos, seq, o);
+        },
+        opgen::pipeline::truncate);
     return 0;
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());
