@@ -122,17 +122,17 @@ def draw_examples(overload: Overload, n: int = LINT_EXAMPLES, seed_: int = LINT_
 
 def _redraw(overload: Overload, args: dict[str, Any], other: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """Other values for the same shapes: tensors redrawn from their domain, axis
-    arguments kept (they decide the result's shape), other scalars taken from another
-    drawn example."""
+    arguments kept (they decide the result's shape), index tensors kept (redrawn ones would
+    fall outside their table), other scalars taken from another drawn example."""
     alt: dict[str, Any] = {}
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
         v = args[p.name]
-        if p.type.is_tensor:
+        if p.type.is_tensor and dom.index_into is None:
             dist = DISTRIBUTIONS[int(rng.integers(len(DISTRIBUTIONS)))]
             alt[p.name] = _values(rng, dist, v.shape, p.type.dtype, dom)
-        elif dom.axis_of is not None:
-            alt[p.name] = v
+        elif dom.axis_of is not None or dom.index_into is not None:
+            alt[p.name] = v  # (indices keep pointing into their table, whose values are redrawn)
         else:
             alt[p.name] = other[p.name]
     return alt

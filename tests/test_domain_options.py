@@ -177,3 +177,20 @@ def test_float_choices_are_drawn_as_floats(tmp_path):
     path.write_text(GELU.replace("approximate: str", "p: float") + "      p: {choices: [2]}\n")
     drawn = {(type(a["p"]), a["p"]) for a in _draw(load_spec(path).overloads[0], 20)}
     assert drawn == {(float, 2.0)}
+
+
+def test_spec_lint_keeps_index_tensors_when_it_redraws_values(tmp_path):
+    """The lint's check that a reference depends on its inputs redraws values for the same
+    shapes: ids must keep pointing into their table (redrawn ones would only raise IndexError)."""
+    from opgen.speclint import _redraw, lint_overload
+    from opgen.spec import Spec
+
+    overload = _embedding(tmp_path, raises=False)
+    args = next(a for a in _draw(overload, 30) if a["input"].size and a["weight"].size)
+    alt = _redraw(overload, args, args, np.random.default_rng(0))
+    assert alt["input"] is args["input"] and alt["weight"].shape == args["weight"].shape
+    assert not np.array_equal(alt["weight"], args["weight"])
+    declared = _embedding(tmp_path, raises=True)  # (an empty table makes every id out of range)
+    spec = Spec(op="test.embedding", summary="s", reference="opgen.references.embedding", overloads=[declared])
+    result = lint_overload(spec, declared, n=20)
+    assert result.ok and result.changed == result.compared > 0
