@@ -78,6 +78,17 @@ def compile_command(
         table.add_row(k["op"], k["overload"], k["target"], k["variant"], k["entry_hash"][:12], escape(provider),
                       escape(entry))
     cli.out.print(table)
+    for pipe in m.get("pipelines", []):
+        plain(f"pipeline  {pipe['model']} ({pipe['architecture']}, glue {pipe['glue']}, sha256 "
+              f"{pipe['glue_sha256'][:12]}), model files {pipe['model_dir']}")
+        kernels = Table("role", "op", "overload", "target", "variant", "entry hash", "provider", "entry")
+        for k in pipe["kernels"]:
+            pv = k["provenance"]
+            provider = pv["provider"] + (f" ({pv['model']})" if pv["model"] else "")
+            entry = k["entry"] + (" [linked once, shared with the function]" if k["shared_with_function"] else "")
+            kernels.add_row(k["role"], k["op"], k["overload"], k["target"], k["variant"], k["entry_hash"][:12],
+                            escape(provider), escape(entry))
+        cli.out.print(kernels)
     plain(f"library   {compiled.library}" + (" (cached build)" if compiled.build.cached else ""))
     plain(f"C++       {compiled.cpp_path}")
     plain(f"manifest  {compiled.manifest_path}")

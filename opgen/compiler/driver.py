@@ -24,6 +24,7 @@ from ..synthesize import synthesize_overload
 from . import link
 from .emit_cpp import Kernel, kernels_of, render
 from .errors import CompileError
+from .pipeline_intrinsic import link_pipelines
 from .propagate import propagate
 from .resolve import CLI_TARGETS, OpResolver, Synthesizer
 from .tracer import trace_file
@@ -60,6 +61,7 @@ class _Prepared:
     job: Any
     resolver: OpResolver
     rust_jobs: list[Any]
+    pipelines: list[dict[str, Any]]  # manifest records of the linked pipelines
 
 
 def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
@@ -88,10 +90,13 @@ def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, sourc
                            "an array", where=f"{source}:{fn.line}", hint="return a list or an array")
     resolver = OpResolver(specs, registry, target, synthesize)
     propagate(fn, resolver)
+    pipelines = link_pipelines(project, fn, target)
     cpp = render(fn, _label(source, project.root))
     kernels = kernels_of(fn)
-    return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels), resolver,
-                     link.rust_jobs(kernels))
+    extra = link.pipeline_kernels(pipelines, kernels, specs)
+    records = [link.pipeline_record(p, kernels, specs, project.root) for p in pipelines]
+    return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels, pipelines, extra), resolver,
+                     link.rust_jobs(kernels), records)
 
 
 def _finish(project: Project, p: _Prepared, result: BuildResult, kernel_libraries: list[BuildResult],
@@ -114,7 +119,7 @@ def _finish(project: Project, p: _Prepared, result: BuildResult, kernel_librarie
     synthesized = {(e.op, e.overload) for e in p.resolver.synthesized}
     records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in p.kernels]
     data = link.manifest(p.fn, p.source, records, library.name, cpp_path.name, target,
-                         {**result.record(), "cached": result.cached})
+                         {**result.record(), "cached": result.cached}, p.pipelines)
     manifest_path = p.out_dir / f"{function}.manifest.json"
     manifest_path.write_text(json.dumps(data, indent=2) + "\n")
     return Compiled(function, p.out_dir, library, manifest_path, cpp_path, data, p.kernels, result)

@@ -195,3 +195,19 @@ def walk(e: Expr):
     for c in e.children:
         yield from walk(c)
     yield e
+
+
+@dataclass(eq=False)
+class PipelineEmbed(Expr):
+    """``opgen.pipelines.embed("model", texts)``: not a registry op but a model's whole native
+    pipeline (tokenizer, encoder, pooling, normalisation), linked into the library with the
+    registry kernels it calls (see pipeline_intrinsic.py)."""
+
+    model: str  # the canonical model name
+    texts: Expr
+    source: str
+    linked: Any = None  # pipeline_intrinsic.LinkedPipeline, filled by the driver before emission
+
+    @property
+    def children(self) -> list[Expr]:
+        return [self.texts]

@@ -18,20 +18,28 @@ from typing import Any
 from ..build import BuildJob
 from ..build_rust import RustBuildJob, rust_job
 from ..registry import sha256_file
-from .emit_cpp import Kernel
+from ..pipelines import library as pipeline_library
+from .emit_cpp import Kernel, usage_symbol
+from .pipeline_intrinsic import LinkedPipeline, kernel_of
 from .entry_abi import KEY_ERROR, c_declaration, entry_symbol
 from .errors import CompileError
 from . import ir
 
 RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled.hpp"
+PIPELINE_RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled_pipeline.hpp"
 MANIFEST_FORMAT = "opgen-compiled/1"
 ERROR_KINDS = {1: "OverflowError", 2: "ZeroDivisionError", 3: "ValueError", 4: "RuntimeError", 5: "IndexError",
                KEY_ERROR: "KeyError"}
 
 
-def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel]) -> BuildJob:
+def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel], pipelines: list[LinkedPipeline] = (),
+              pipeline_kernels: list[Kernel] = ()) -> BuildJob:
     sources = {"compiled.cpp": cpp, RUNTIME_HEADER.name: RUNTIME_HEADER.read_text()}
     sealed = []
+    if pipelines:
+        sources[PIPELINE_RUNTIME_HEADER.name] = PIPELINE_RUNTIME_HEADER.read_text()
+        sealed += _pipeline_glue(sources, pipelines)
+        kernels = [*kernels, *pipeline_kernels]
     for k in kernels:
         if k.separate_library:
             continue  # built on its own (rust_jobs) and loaded at run time
@@ -44,8 +52,52 @@ def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel]) -> BuildJob:
             sources[name] = _admitted_text(k, role)
             unit.append(name)
         sealed.append(tuple(unit))
-    threads = any(k.spec.threads_allowed(k.overload) for k in kernels)
+    threads = bool(pipelines) or any(k.spec.threads_allowed(k.overload) for k in kernels)
     return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed))
+
+
+def _pipeline_glue(sources: dict[str, str], pipelines: list[LinkedPipeline]) -> list[tuple[str, ...]]:
+    """Each architecture's glue once (sealed, as opgen.pipelines.library links it), with the
+    header naming the kernels it calls by role; the kernels themselves go in with the function's."""
+    by_glue = {p.glue: p for p in pipelines}
+    if len(by_glue) != 1:
+        raise CompileError("one compiled library links one pipeline glue", hint="compile one function per architecture")
+    (p,) = by_glue.values()
+    sources["glue.cpp"] = (pipeline_library.NATIVE / p.glue).read_text()
+    sources["opgen_pipeline_kernels.h"] = pipeline_library.kernel_header(p.entries)
+    for header in pipeline_library.GLUE_HEADERS:
+        sources[header] = (pipeline_library.NATIVE / header).read_text()
+    return [("glue.cpp",)]
+
+
+def pipeline_kernels(pipelines: list[LinkedPipeline], own: list[Kernel], specs) -> list[Kernel]:
+    """The pipelines' kernels the function's own ops do not already link (one copy of each:
+    both sides look up the same served entry, and a second copy would define its symbol twice)."""
+    linked = {k.symbol: k for k in own}
+    extra: dict[str, Kernel] = {}
+    for p in pipelines:
+        for entry in p.entries.values():
+            symbol = entry.signature["c_symbol"]
+            have = linked.get(symbol) or extra.get(symbol)
+            if have is not None:
+                if have.entry.path != entry.path:
+                    raise CompileError(f"{entry.op} [{entry.overload}] resolves to two entries ({have.entry.path}, "
+                                       f"{entry.path}) that would share the symbol {symbol}",
+                                       hint="the registry changed during compilation; compile again")
+                continue
+            extra[symbol] = kernel_of(specs, entry)
+    return list(extra.values())
+
+
+def pipeline_record(p: LinkedPipeline, own: list[Kernel], specs, root: Path) -> dict[str, Any]:
+    own_symbols = {k.symbol for k in own}
+    kernels = []
+    for role, entry in p.entries.items():
+        record = kernel_record(kernel_of(specs, entry), root, False)
+        kernels.append({"role": role, **record, "shared_with_function": entry.signature["c_symbol"] in own_symbols})
+    return {"model": p.info.name, "architecture": p.info.architecture, "model_dir": str(p.model_dir),
+            "config": p.config, "glue": f"opgen/pipelines/native/{p.glue}", "glue_sha256": p.glue_sha256(),
+            "kernels": kernels}
 
 
 def rust_jobs(kernels: list[Kernel]) -> list[RustBuildJob]:
@@ -87,7 +139,7 @@ def kernel_record(k: Kernel, root: Path, synthesized: bool) -> dict[str, Any]:
 
 
 def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], library: str, cpp_file: str,
-             target: str, build_record: dict[str, Any]) -> dict[str, Any]:
+             target: str, build_record: dict[str, Any], pipelines: list[dict[str, Any]] = ()) -> dict[str, Any]:
     params = []
     for p in fn.params:
         record: dict[str, Any] = {"name": p.name, "type": str(p.type)}
@@ -99,6 +151,10 @@ def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], libra
     returns: dict[str, Any] = {"type": str(fn.returns)}
     if fn.return_flavor:
         returns["flavor"] = fn.return_flavor
+    extra: dict[str, Any] = {}
+    if pipelines:
+        # Linked pipelines, and the export reporting how many tokens they processed per call.
+        extra = {"pipelines": list(pipelines), "usage_symbol": usage_symbol(fn.name)}
     return {
         "format": MANIFEST_FORMAT,
         "function": fn.name,
@@ -113,6 +169,7 @@ def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], libra
         "error_kinds": {str(k): v for k, v in ERROR_KINDS.items()},
         "kernels": kernels,
         "build": build_record,
+        **extra,
     }
 
 

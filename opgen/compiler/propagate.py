@@ -14,7 +14,9 @@ from typing import Any
 from . import ir
 from .errors import CompileError
 from .resolve import EXACT_COMPARISONS, OpResolver
-from .types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, widens_to
+from .types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, tensor_of, widens_to
+
+EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 
 
 def propagate(fn: ir.Function, resolver: OpResolver) -> ir.Function:
@@ -188,6 +190,11 @@ class Propagator:
             return list_of(t)
         if isinstance(e, ir.Convert):
             return e.type
+        if isinstance(e, ir.PipelineEmbed):
+            t = self.expr(e.texts, assigned)
+            if t != list_of(STR):
+                raise self.error(e, f"{e.source}: the texts are a {t}, not a list[str]", "pass a list of strings")
+            return EMBEDDINGS
         raise AssertionError(f"untyped IR node {type(e).__name__}")
 
     def op(self, e: ir.Op, assigned: set[str]) -> Type:

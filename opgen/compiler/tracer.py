@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from . import ir
+from . import ir, pipeline_intrinsic
 from .annotations import parse_annotation
 from .errors import CompileError
 from .scope import ModuleScope, read_module
@@ -325,7 +325,24 @@ class Tracer:
                                  "call the module function instead, e.g. np.sum(x, axis=0) rather than x.sum(axis=0)")
             raise self.error(e, f"calling {ast.unparse(func)} is not supported by opgen compile",
                              "call a function of an imported module (numpy, torch, operator)")
+        if op == pipeline_intrinsic.INTRINSIC:
+            return self.pipeline_embed(e, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def pipeline_embed(self, e: ast.Call, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
+        """opgen.pipelines.embed(model, texts): a model's native pipeline (see pipeline_intrinsic.py)."""
+        given = dict(zip(("model", "texts"), args)) | kwargs
+        if len(args) > 2 or set(given) != {"model", "texts"}:
+            raise self.error(e, f"{pipeline_intrinsic.INTRINSIC} takes (model, texts)",
+                             f'e.g. {pipeline_intrinsic.INTRINSIC}("all-minilm-l6-v2", texts)')
+        model = given["model"]
+        if not (isinstance(model, ir.Const) and isinstance(model.value, str)):
+            raise self.error(e, f"the model of {pipeline_intrinsic.INTRINSIC} must be a constant string, not "
+                                f"{ast.unparse(e.args[0] if args else next(k.value for k in e.keywords if k.arg == 'model'))}",
+                             "name the model inline (the compiler links its pipeline at compile time), e.g. "
+                             f'{pipeline_intrinsic.INTRINSIC}("all-minilm-l6-v2", texts)')
+        info = pipeline_intrinsic.model_for(model.value, self.scope.where(e))
+        return ir.PipelineEmbed(e.lineno, info.name, given["texts"], ast.unparse(e))
 
     def list_comp(self, e: ast.ListComp) -> ir.Expr:
         if len(e.generators) != 1:

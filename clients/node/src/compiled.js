@@ -265,4 +265,4 @@ function tensorResult(out, free) {
   }
 }
 
-module.exports = { loadCompiled, Tensor, OpgenError, parseType };
+module.exports = { manifestPath, loadCompiled, Tensor, OpgenError, parseType };

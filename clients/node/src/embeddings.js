@@ -15,6 +15,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const koffi = require('koffi');
+const { loadCompiled, manifestPath } = require('./compiled');
 
 const OString = koffi.struct('opgen_embed_string', { data: 'void *', len: 'int64_t' });
 const ErrorInfo = koffi.struct('opgen_embed_error', { kind: 'int32_t', message: koffi.array('char', 256, 'String') });
@@ -97,6 +98,44 @@ function strings(values) {
   return { items: items.length ? items : [{ data: null, len: 0 }], keep };
 }
 
+// A function compiled by `opgen compile` that returns an embedding matrix (for instance
+// examples/embeddings/seed.py:embed, which calls opgen.pipelines.embed): its first parameter
+// takes the input texts (list[str]) and it returns tensor[float32] (len(texts), dim). Its other
+// parameters (seed's `task`) come from the registration's fixed `args` or, per request, from
+// create() options of the same name. Token counts are real: the library reports how many tokens
+// its pipelines processed in the call (manifest usage_symbol).
+class CompiledEmbedder {
+  constructor(name, spec) {
+    const { path: where, args = {} } = typeof spec === 'string' ? { path: spec } : spec;
+    const file = manifestPath(where);
+    this.fn = loadCompiled(file);
+    const m = this.fn.manifest;
+    if (!m.params.length || m.params[0].type !== 'list[str]' || m.returns.type !== 'tensor[float32]') {
+      throw new Error(`${file}: ${m.function} does not take list[str] first and return tensor[float32]; it cannot serve embeddings`);
+    }
+    this.manifest = { model: name, dimensions: [] };
+    this.textsParam = m.params[0].name;
+    this.options = m.params.slice(1).map((q) => q.name);
+    this.fixed = args;
+    const lib = koffi.load(path.join(path.dirname(file), m.library));
+    this.usage = m.usage_symbol ? lib.func(`int64_t ${m.usage_symbol}(void)`) : null;
+    this.dim = null;  // known after the first call
+  }
+
+  embed(texts, options) {
+    const result = this.fn.named({ ...this.fixed, ...options, [this.textsParam]: texts });
+    if (result.shape.length !== 2 || result.shape[0] !== texts.length) {
+      throw new Error(`${this.fn.manifest.function} returned shape [${result.shape}] for ${texts.length} texts`);
+    }
+    this.dim = result.shape[1];
+    // Read right after the call, on the same thread: the count of this call (0 without pipelines).
+    const tokens = this.usage ? Number(this.usage()) : 0;
+    return { out: result.data, dim: this.dim, tokens };
+  }
+
+  close() {}
+}
+
 function checkInput(input) {
   const texts = typeof input === 'string' ? [input] : input;
   if (!Array.isArray(texts) || texts.length === 0) {
@@ -117,12 +156,14 @@ class Embeddings {
   }
 
   async create({ model, input, dimensions, encoding_format: format = 'float', ...rest } = {}) {
-    const unknown = Object.keys(rest).filter((k) => k !== 'user');
+    const compiled = this.client.compiledModel(model);
+    const unknown = Object.keys(rest).filter((k) => k !== 'user' && !(compiled && compiled.options.includes(k)));
     if (unknown.length) throw new BadRequestError(`Unrecognized request argument supplied: ${unknown[0]}`, unknown[0]);
     const texts = checkInput(input);
     if (format !== 'float' && format !== 'base64') {
       throw new BadRequestError(`'${format}' is not one of ['float', 'base64'] - 'encoding_format'`, 'encoding_format');
     }
+    if (compiled) return this.createCompiled(compiled, texts, dimensions, format, rest);
     const pipeline = this.client.pipeline(model);
     const allowed = [...new Set([...pipeline.manifest.dimensions, pipeline.dim])].sort((a, b) => a - b);
     const dims = dimensions === undefined || dimensions === null ? pipeline.dim : dimensions;
@@ -130,25 +171,60 @@ class Embeddings {
       throw new BadRequestError(`${pipeline.manifest.model} supports dimensions ${allowed.join(', ')}; got ${dimensions}`, 'dimensions');
     }
     const { out, tokens } = pipeline.embed(texts, dims);
-    const data = texts.map((_, i) => {
-      const row = out.subarray(i * dims, (i + 1) * dims);
-      const embedding = format === 'base64'
-        ? Buffer.from(row.buffer, row.byteOffset, row.byteLength).toString('base64')
-        : Array.from(row);
-      return { object: 'embedding', index: i, embedding };
-    });
-    const total = tokens.reduce((a, b) => a + Number(b), 0);
-    return { object: 'list', data, model: pipeline.manifest.model, usage: { prompt_tokens: total, total_tokens: total } };
+    return respond(pipeline.manifest.model, texts, out, dims, format, tokens.reduce((a, b) => a + Number(b), 0));
   }
 }
 
+function respond(model, texts, out, dims, format, total) {
+  const data = texts.map((_, i) => {
+    const row = out.subarray(i * dims, (i + 1) * dims);
+    const embedding = format === 'base64'
+      ? Buffer.from(row.buffer, row.byteOffset, row.byteLength).toString('base64')
+      : Array.from(row);
+    return { object: 'embedding', index: i, embedding };
+  });
+  return { object: 'list', data, model, usage: { prompt_tokens: total, total_tokens: total } };
+}
+
+Embeddings.prototype.createCompiled = function createCompiled(embedder, texts, dimensions, format, options) {
+  let result;
+  try {
+    result = embedder.embed(texts, options);
+  } catch (e) {
+    // A bad option value (seed's unknown task: KeyError) is the request's fault, not the server's.
+    if (e.kind === 'KeyError' || e.kind === 'ValueError') {
+      throw new BadRequestError(`${e.kind}: ${e.message}`, Object.keys(options)[0] || 'input');
+    }
+    throw e;
+  }
+  const { out, dim, tokens } = result;
+  if (dimensions !== undefined && dimensions !== null && dimensions !== dim) {
+    throw new BadRequestError(`${embedder.manifest.model} supports dimensions ${dim}; got ${dimensions}`, 'dimensions');
+  }
+  return respond(embedder.manifest.model, texts, out, dim, format, tokens);
+};
+
 class Client {
   // pipelines: a directory written by `opgen pipeline MODEL -o DIR` (default $OPGEN_PIPELINES).
-  constructor({ pipelines = process.env.OPGEN_PIPELINES } = {}) {
-    if (!pipelines) throw new Error('no pipelines directory: pass { pipelines } or set OPGEN_PIPELINES (see `opgen pipeline --help`)');
+  // compiled: model name -> a compiled embedding function, as its `opgen compile` output
+  //   directory (or manifest), or { path, args } with fixed values for its other parameters:
+  //   { 'seed-query': { path: 'out/seed', args: { task: 'query' } } }.
+  constructor({ pipelines = process.env.OPGEN_PIPELINES, compiled = {} } = {}) {
+    if (!pipelines && !Object.keys(compiled).length) {
+      throw new Error('no pipelines directory: pass { pipelines } or set OPGEN_PIPELINES (see `opgen pipeline --help`), or pass { compiled }');
+    }
     this.dir = pipelines;
+    this.compiled = new Map(Object.entries(compiled).map(([name, spec]) => [name.toLowerCase(), { name, spec }]));
     this.loaded = new Map();
     this.embeddings = new Embeddings(this);
+  }
+
+  compiledModel(model) {
+    const found = typeof model === 'string' ? this.compiled.get(model.toLowerCase()) : undefined;
+    if (!found) return null;
+    const key = `compiled:${found.name}`;
+    if (!this.loaded.has(key)) this.loaded.set(key, new CompiledEmbedder(found.name, found.spec));
+    return this.loaded.get(key);
   }
 
   pipeline(model) {
@@ -163,7 +239,7 @@ class Client {
 
   find(model) {
     const want = model.toLowerCase();
-    if (!fs.existsSync(this.dir)) return null;
+    if (!this.dir || !fs.existsSync(this.dir)) return null;
     for (const name of fs.readdirSync(this.dir)) {
       const file = path.join(this.dir, name, 'pipeline.json');
       if (!fs.existsSync(file)) continue;
