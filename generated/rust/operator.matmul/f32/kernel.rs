@@ -30,7 +30,7 @@ const KC: usize = 384; // depth of a packed panel of a: MR x KC floats (18 KiB) 
 const NC: usize = 1024; // columns per sweep: KC x NC floats of packed b (1.5 MiB) stream from L2/L3
 const MIN_FLOPS_PER_THREAD: f64 = 4.0e6; // below this a thread costs more than it saves
 
-/// One 2-d operand as (element 0 view, rows, cols); `at(i, j)` reads any strides.
+/// One 2-d operand: its view (any strides), rows and cols.
 #[derive(Clone, Copy)]
 struct Mat<'a> {
     v: TensorRef<'a, T>,
@@ -48,6 +48,22 @@ impl<'a> Mat<'a> {
     }
 }
 
+/// dst[p * W + r] = rows[r][p] for p < dst.len() / W, zeros for r >= rows.len(): the transpose
+/// of up to W rows, written in order (a strided write would make LLVM scatter, which is slow).
+fn pack_transposed<const W: usize>(rows: &[&[T]], dst: &mut [T]) {
+    let k = dst.len() / W;
+    let zeros = vec![0.0 as T; if rows.len() < W { k } else { 0 }];
+    let mut src: [&[T]; W] = [&zeros[..]; W];
+    for (s, r) in src.iter_mut().zip(rows) {
+        *s = &r[..k];
+    }
+    for (p, d) in dst.chunks_exact_mut(W).enumerate() {
+        for (x, s) in d.iter_mut().zip(&src) {
+            *x = s[p];
+        }
+    }
+}
+
 /// Pack the NR-wide panels of b (k x n) into `dst` ([panel][p][NR]), panels `first..`.
 fn pack_b(b: Mat, first: usize, dst: &mut [T]) {
     let k = b.rows;
@@ -61,17 +77,10 @@ fn pack_b(b: Mat, first: usize, dst: &mut [T]) {
                 d[nr..].fill(0.0);
             }
         } else {
-            for c in 0..NR {
-                if c < nr {
-                    let lane = b.v.lane(0, &[j0 + c]);
-                    match lane.as_slice() {
-                        Some(col) => panel.iter_mut().skip(c).step_by(NR).zip(col).for_each(|(d, &s)| *d = s),
-                        None => panel.iter_mut().skip(c).step_by(NR).zip(lane.iter()).for_each(|(d, s)| *d = s),
-                    }
-                } else {
-                    panel.iter_mut().skip(c).step_by(NR).for_each(|d| *d = 0.0);
-                }
-            }
+            // Columns of b, each k long: transposed into the panel.
+            let cols: Vec<Vec<T>> = (j0..j0 + nr).map(|j| b.v.lane(0, &[j]).to_vec()).collect();
+            let cols: Vec<&[T]> = cols.iter().map(|c| c.as_slice()).collect();
+            pack_transposed::<NR>(&cols, panel);
         }
     }
 }
@@ -80,14 +89,8 @@ fn pack_b(b: Mat, first: usize, dst: &mut [T]) {
 fn pack_a(a: Mat, i0: usize, mr: usize, p0: usize, kc: usize, dst: &mut [T]) {
     let dst = &mut dst[..kc * MR];
     if a.rows > 0 && a.row(i0).is_some() {
-        for r in 0..MR {
-            if r < mr {
-                let row = &a.row(i0 + r).unwrap_or(&[])[p0..p0 + kc];
-                dst.iter_mut().skip(r).step_by(MR).zip(row).for_each(|(d, &s)| *d = s);
-            } else {
-                dst.iter_mut().skip(r).step_by(MR).for_each(|d| *d = 0.0);
-            }
-        }
+        let rows: Vec<&[T]> = (i0..i0 + mr).map(|i| &a.row(i).unwrap_or(&[])[p0..p0 + kc]).collect();
+        pack_transposed::<MR>(&rows, dst);
     } else {
         for (p, d) in dst.chunks_exact_mut(MR).enumerate() {
             let lane = a.v.lane(0, &[p0 + p]); // column p0 + p

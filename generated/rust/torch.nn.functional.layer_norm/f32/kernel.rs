@@ -1,0 +1,75 @@
+// torch.nn.functional.layer_norm, overload f32: over the last dim,
+// out = (x - mean) / sqrt(var + eps) * weight + bias, var the biased variance.
+//
+// Mean and variance are taken in double in two passes (sum, then sum of squared deviations:
+// no cancellation, so rows of small spread around a large mean keep their digits), and every
+// output is formed in double and rounded once to float32. A nan or inf in a row makes the
+// variance nan (inf - inf), so the row is all nan, as in PyTorch; a row of one element gives
+// bias exactly (x - mean is 0). weight and bias arrive as (*loop, d) views with the loop dims
+// at stride 0: their last dim is read once. x may be strided (rows gathered into a buffer);
+// out is contiguous. Large tensors are split by rows over scoped threads.
+use opgen::{Lane, Result, TensorMut, TensorRef};
+
+const PER_THREAD_MIN: usize = 1 << 14; // elements per thread below which threads cost more than they save
+
+fn row_norm(x: &[f32], w: &[f64], b: &[f64], eps: f64, y: &mut [f32]) {
+    let d = x.len() as f64;
+    let mean = x.iter().map(|&v| v as f64).sum::<f64>() / d;
+    let var = x.iter().map(|&v| (v as f64 - mean) * (v as f64 - mean)).sum::<f64>() / d;
+    let rstd = 1.0 / (var + eps).sqrt();
+    for (((o, &v), &wi), &bi) in y.iter_mut().zip(x).zip(w).zip(b) {
+        *o = ((v as f64 - mean) * rstd * wi + bi) as f32;
+    }
+}
+
+fn rows_norm(rows: &[Lane<f32>], w: &[f64], b: &[f64], eps: f64, out: &mut [f32]) {
+    let d = w.len();
+    let mut buf = vec![0.0f32; d];
+    for (row, y) in rows.iter().zip(out.chunks_exact_mut(d)) {
+        match row.as_slice() {
+            Some(x) => row_norm(x, w, b, eps, y),
+            None => {
+                row.copy_to(&mut buf);
+                row_norm(&buf, w, b, eps, y);
+            }
+        }
+    }
+}
+
+/// The last dim of a (*loop, d) view whose loop dims are broadcast (stride 0), in double.
+fn vector(v: &TensorRef<f32>) -> Vec<f64> {
+    let last = v.ndim() - 1;
+    v.lane(last, &vec![0; last]).iter().map(|x| x as f64).collect()
+}
+
+pub fn torch_nn_functional_layer_norm__f32(
+    input: &TensorRef<f32>,
+    weight: &TensorRef<f32>,
+    bias: &TensorRef<f32>,
+    eps: f64,
+    out: &mut TensorMut<f32>,
+) -> Result<()> {
+    let n = out.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let last = input.ndim() - 1; // the shim guarantees at least the core dim
+    let d = input.size(last);
+    let (w, b) = (vector(weight), vector(bias));
+    let rows: Vec<Lane<f32>> = input.lanes(last).collect();
+    let threads = opgen::max_threads().min(n / PER_THREAD_MIN).max(1);
+    let per = rows.len().div_ceil(threads);
+    let dst = out.as_mut_slice();
+    let (w, b) = (&w, &b);
+    std::thread::scope(|s| {
+        let mut parts = rows.chunks(per).zip(dst.chunks_mut(per * d));
+        let mine = parts.next();
+        for (group, block) in parts {
+            s.spawn(move || rows_norm(group, w, b, eps, block));
+        }
+        if let Some((group, block)) = mine {
+            rows_norm(group, w, b, eps, block);
+        }
+    });
+    Ok(())
+}
