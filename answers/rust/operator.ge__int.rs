@@ -1,0 +1,6 @@
+// operator.ge, overload int: Python's `a >= b` on two int64 values (greater than or equal), exact.
+use opgen::Result;
+
+pub fn operator_ge__int(a: i64, b: i64) -> Result<bool> {
+    Ok(a >= b)
+}
