@@ -12,7 +12,11 @@
 //     is the logistic of 2u), which has no cancellation: negative x keep a few-ulp relative
 //     error where PyTorch's 1 + tanh(u) rounds to a few ulps of 1, or to 0;
 //   - exp is a Cephes-style range reduction (x = n ln2 + r, |r| <= ln2/2), a degree-6
-//     polynomial, and 2^n applied as two exact powers of two (so subnormal results are right).
+//     polynomial, and 2^n applied exactly (two powers of two in the tanh form, so subnormal
+//     results are right; one, or AVX-512's scalef, for exp(-z^2) in the erf form, where
+//     arguments below -87 cannot move 1 - t P(t) exp(-z^2) off 1);
+//   - with AVX-512 the erf form's 1 / (1 + p|z|) is the hardware estimate plus one Newton
+//     step (relative error ~1e-8) instead of a division: the loop is arithmetic-bound.
 // -inf gives nan (-inf * 0) in both forms, nan stays nan, -0.0 gives -0.0, +inf gives inf.
 // Any other `approximate` throws ValueError.
 //
@@ -24,6 +28,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -79,18 +86,63 @@ inline vf expv(vf x) {
   return p * pow2i(e1) * pow2i(e - e1);
 }
 
+// exp(v) for v <= 0 (nan passes through): clamped at -87, where exp is still a normal float,
+// so 2^n is one power of two. Used for exp(-z^2), whose contribution to erf is far below
+// an ulp of 1 long before z^2 reaches 87. With AVX-512, rounding is one roundscale and
+// p * 2^n one scalef.
+inline vf exp_nonpositive(vf x) {
+  const vf lo = splat(-87.0f);
+  x = x < lo ? lo : x;
+#if defined(__AVX512F__)
+  const vf n = reinterpret_cast<vf>(_mm512_roundscale_ps(reinterpret_cast<__m512>(x * splat(1.44269504088896341f)),
+                                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+  const vf magic = splat(12582912.0f);
+  vf n = (x * splat(1.44269504088896341f) + magic) - magic;
+#endif
+  const vf r = (x - n * splat(0.693359375f)) - n * splat(-2.12194440e-4f);
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  p = p * (r * r) + r + splat(1.0f);
+#if defined(__AVX512F__)
+  return reinterpret_cast<vf>(_mm512_scalef_ps(reinterpret_cast<__m512>(p), reinterpret_cast<__m512>(n)));
+#else
+  const vf m = n == n ? n : splat(0.0f);
+  return p * pow2i(__builtin_convertvector(m, vi));
+#endif
+}
+
+// 1 / d for d >= 1: the hardware estimate refined by one Newton step (relative error ~1e-8)
+// where AVX-512 has one, a division elsewhere.
+inline vf reciprocal(vf d) {
+#if defined(__AVX512F__)
+  const vf e = reinterpret_cast<vf>(_mm512_rcp14_ps(reinterpret_cast<__m512>(d)));
+  return e * (splat(2.0f) - d * e);
+#else
+  return splat(1.0f) / d;
+#endif
+}
+
 inline vf gelu_erf(vf x) {
   const vf z = x * splat(0.70710678118654752f);
-  const vf az = z < splat(0.0f) ? -z : z;
-  const vf t = splat(1.0f) / (splat(0.3275911f) * az + splat(1.0f));
+  const vi sign = reinterpret_cast<vi>(z) & vi{} + static_cast<int32_t>(0x80000000u);
+  const vf az = reinterpret_cast<vf>(reinterpret_cast<vi>(z) ^ sign);
+  vf d = splat(0.3275911f) * az + splat(1.0f);
+  d = d > splat(1e30f) ? splat(1e30f) : d;  // (so |x| = inf gives t = 1e-30, not 0 * inf in the Newton step)
+  const vf t = reciprocal(d);
   vf r = splat(1.061405429f);
   r = r * t + splat(-1.453152027f);
   r = r * t + splat(1.421413741f);
   r = r * t + splat(-0.284496736f);
   r = r * t + splat(0.254829592f);
-  const vf erf_abs = splat(1.0f) - t * r * expv(-(z * z));
-  const vf erf = z < splat(0.0f) ? -erf_abs : erf_abs;
-  return x * splat(0.5f) * (splat(1.0f) + erf);
+  const vf erf_abs = splat(1.0f) - t * r * exp_nonpositive(-(z * z));
+  const vf erf = reinterpret_cast<vf>(reinterpret_cast<vi>(erf_abs) ^ sign);
+  const vf hx = x * splat(0.5f);
+  return hx * (splat(1.0f) + erf);  // (not hx * erf + hx: that loses the sign of a -0.0 result)
 }
 
 inline vf gelu_tanh(vf x) {
