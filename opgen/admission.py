@@ -225,14 +225,16 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     dev = verify_library(result.library, symbol, spec.path, overload.name, seed=dev_seed(spec, overload),
                          max_examples=settings.dev_examples, limits=settings.limits)
     verdicts.append(dev)
-    if not dev.ok:
-        if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
-            sanitizer.cancel.set()
-        return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
+    # The device build ran beside the development run; its errors come first (compile errors
+    # before wrong results, as for a C++ candidate), whatever the development run found.
     if device is not None and (failed := device.failure()) is not None:
         if sanitizer is not None:
             sanitizer.cancel.set()
         return GateResult(False, "compile", failed, verdicts, result)
+    if not dev.ok:
+        if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
+            sanitizer.cancel.set()
+        return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or ([salted_seed(spec, overload, settings.seed_salt, f"admission-{i}")
                              for i in range(settings.admission_runs)] if settings.seed_salt

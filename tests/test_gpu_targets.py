@@ -281,10 +281,11 @@ def test_a_gpu_answer_passes_the_gate_as_emulated_with_its_device_build():
 def test_nvcc_errors_reach_the_repair_loop_as_compile_errors():
     if nvcc() is None:
         pytest.skip("nvcc (the CUDA toolkit) is not installed here")
-    # Valid C++ for the CPU layer, not valid CUDA: a __device__ function taking a host-only lambda is
-    # fine for g++; nvcc rejects calling a __host__ function from device code.
-    source = matmul_kernel("  if (m < 0) out[0] = host_only();").replace(
-        "// @launch", "__host__ float host_only() { return 1.0f; }\n// @launch")
+    # Right on the CPU layer, not valid CUDA: g++ sees a plain function; nvcc refuses to call a
+    # __host__ function from a __global__ one.
+    source = (ROOT / "answers/cuda/operator.matmul__f32.cu").read_text().replace(
+        "#define TILE 16", "#define TILE 16\n__host__ float host_only() { return 0.0f; }").replace(
+        "float acc = 0.0f;", "float acc = host_only();")
     gate = run_gate(MATMUL, MATMUL.overload("f32"), source, FAST, target="cuda")
     assert (gate.ok, gate.stage) == (False, "compile")
     assert "nvcc" in gate.feedback and "host_only" in gate.feedback

@@ -44,6 +44,8 @@ def test_verify_all_reports_a_tampered_kernel_and_a_missing_shim(tmp_path: Path,
     for entry_dir in (root / "generated" / "cpp").iterdir():
         if entry_dir.name not in ("operator.add", "operator.mul"):
             shutil.rmtree(entry_dir)
+    for other in ("rust", "cuda", "metal"):  # C++ alone: the other targets' rows are then missing, not re-verified
+        shutil.rmtree(root / "generated" / other, ignore_errors=True)
     isolate_env(monkeypatch, root)
     verified = [r for r in status_rows(Project(root)) if r.status == "verified"]
     assert len(verified) >= 3, "the shipped registry should hold at least three verified entries"
@@ -58,23 +60,23 @@ def test_verify_all_reports_a_tampered_kernel_and_a_missing_shim(tmp_path: Path,
     result = runner.invoke(app, ["verify", "--all", "--json", "--examples", "10", "--root", str(root)],
                            catch_exceptions=False)
     assert result.exit_code == 1, result.output
-    rows = {(r["op"], r["overload"]): r for r in json.loads(result.output)["results"]}
-    bad = rows[(tampered.op, tampered.overload)]
+    rows = {(r["op"], r["overload"], r["target"]): r for r in json.loads(result.output)["results"]}
+    bad = rows[(tampered.op, tampered.overload, tampered.target)]
     assert (bad["ok"], bad["stage"]) == (False, "stale")
     assert bad["message"] == "kernel file kernel.cpp changed since admission (sha256 differs)"
-    gone = rows[(unshimmed.op, unshimmed.overload)]
+    gone = rows[(unshimmed.op, unshimmed.overload, unshimmed.target)]
     assert (gone["ok"], gone["stage"]) == (False, "stale")
     assert gone["message"] == "shim file shim.cpp is missing"
     for r in others:  # every other entry is rebuilt and re-verified on fresh seeds
-        row = rows[(r.op, r.overload)]
+        row = rows[(r.op, r.overload, r.target)]
         assert (row["ok"], row["stage"]) == (True, "pass"), row
         assert 0 < row["examples"] <= 30  # --examples 10: development and two admission runs
     # The human-readable listing says the same.
     listing = runner.invoke(app, ["list", "--json", "--root", str(root)], catch_exceptions=False)
-    status = {(r["op"], r["overload"]): (r["status"], r["reasons"]) for r in json.loads(listing.output)}
-    assert status[(tampered.op, tampered.overload)] == \
+    status = {(r["op"], r["overload"], r["target"]): (r["status"], r["reasons"]) for r in json.loads(listing.output)}
+    assert status[(tampered.op, tampered.overload, tampered.target)] == \
         ("stale", ["kernel file kernel.cpp changed since admission (sha256 differs)"])
-    assert status[(unshimmed.op, unshimmed.overload)] == ("stale", ["shim file shim.cpp is missing"])
+    assert status[(unshimmed.op, unshimmed.overload, unshimmed.target)] == ("stale", ["shim file shim.cpp is missing"])
 
 
 # ----------------------------------------------------------------- child processes that admit
