@@ -434,7 +434,11 @@ def show(
         ev, pv = e["evidence"], e["provenance"]
         plain = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 (signatures hold [brackets])
         plain(f"signature  {e['signature']['python']}")
-        plain(f"C++        {e['signature']['cpp']}")
+        device = e["signature"].get("cuda") or e["signature"].get("metal")
+        if device:  # a GPU kernel: its own declaration; the C++ one is the CPU kernels'
+            plain("device     " + " ".join(device.split()).replace("( ", "("))
+        else:
+            plain(f"C++        {e['signature']['cpp']}")
         if e["signature"].get("rust"):
             plain(f"Rust       {e['signature']['rust']}")
         plain(f"C symbol   {e['signature']['c_symbol']}")
@@ -442,6 +446,13 @@ def show(
                   f"worst abs {ev['worst_abs_error']:.3g}, worst rel {ev['worst_rel_error']:.3g}, "
                   f"worst error {ev.get('worst_tolerance_used', 0):.2f} of the tolerance, {ev['date']}")
         plain(f"build      {ev['build']['compiler']} {' '.join(ev['build']['flags'])} (isa {ev['build']['isa']})")
+        if "execution" in ev:  # GPU kernels: where they ran, and the device build beside the CPU layer's
+            dev = ev.get("device_build", {})
+            plain(f"ran on     {ev['execution']['layer']} ({e['status']}; {ev.get('launch', '')})")
+            plain("dev build  " + (f"{dev.get('compiler')}, {dev.get('targets')}: {'ok' if dev.get('ok') else 'FAILED'}"
+                                   if dev.get("ran") else f"not built: {dev.get('note', '')}"))
+            for run in e.get("device_runs", []):
+                plain(f"device run {run.get('date')} on {run.get('device')}: {'passed' if run.get('passed') else 'failed'}")
         model = pv.get("model") or (pv.get("original") or {}).get("model")
         plain(f"provenance provider {pv['provider']}, model {model or 'none recorded'}, attempts {pv['attempts']}, "
                   f"tokens {pv['tokens']}" + (f", answered by {pv['answered_by']}" if pv.get("answered_by") else ""))

@@ -341,3 +341,23 @@ def test_gpu_check_without_a_gpu_says_so_and_fails():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "no CUDA device" in done.stderr and "stay emulated" in done.stderr
+
+
+def test_the_file_exchange_reads_cu_and_metal_answers(tmp_path):
+    from opgen.llm.providers import FileProvider, Request
+    from opgen.prompts import render_request
+
+    o = MATMUL.overload("f32")
+    for target, answer in (("cuda", "answers/cuda/operator.matmul__f32.cu"),
+                           ("metal", "answers/metal/operator.matmul__f32.metal")):
+        request = Request(MATMUL.op, "f32", target, render_request(ROOT / "prompts", MATMUL, o, target),
+                          {"kernel_name": "operator_matmul__f32", "launch_names": ["batch", "m", "k", "n"]})
+        provider = FileProvider(tmp_path)
+        with pytest.raises(Exception, match=f"answer.{'cu' if target == 'cuda' else 'metal'}"):
+            provider.complete(request)  # the prompt is written; the hint names the answer file
+        prompt = next(tmp_path.glob(f"*.{target}.*.prompt.md"))
+        assert "@launch" in prompt.read_text() and "operator_matmul__f32" in prompt.read_text()
+        suffix = ".cu" if target == "cuda" else ".metal"
+        shutil.copy(ROOT / answer, prompt.with_name(prompt.name.replace(".prompt.md", f".answer{suffix}")))
+        reply = provider.complete(request)
+        assert reply.answer.source == (ROOT / answer).read_text() and reply.provenance["provider"] == "file"
