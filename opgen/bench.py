@@ -250,7 +250,7 @@ def _flop(spec: Spec, overload: Overload, args: dict[str, Any]) -> float | None:
         out = overload.rule.output_shape(args, ["a", "b"])
         return 2.0 * float(np.prod(out)) * a.shape[-1]
     if spec.op == "torch.nn.functional.linear":
-        x, w = args["x"], args["weight"]
+        x, w = args["input"], args["weight"]
         return 2.0 * float(np.prod(x.shape[:-1])) * w.shape[0] * w.shape[1]
     return None
 
