@@ -245,7 +245,8 @@ def baseline(op: str) -> Callable[..., Any]:
     return {
         "operator.matmul": lambda a, b: torch.matmul(a, b),
         "opgen.nn.scaled_dot_product_attention": sdpa,
-        "opgen.nn.masked_mean_pool": lambda h, m: (h * m[..., None]).sum(-2) / m.sum(-1, keepdim=True).clamp(min=1e-9),
+        "opgen.nn.masked_mean_pool": lambda h, m: ((h * m[..., None].to(h.dtype)).sum(-2)
+                                                   / m.sum(-1, keepdim=True).to(h.dtype).clamp(min=1e-9)),
         "torch.nn.functional.avg_pool2d": lambda x, kh, kw, sh, sw, ph, pw: F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw)),
         "torch.nn.functional.max_pool2d": lambda x, kh, kw, sh, sw, ph, pw: F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw)),
     }[op]

@@ -18,12 +18,12 @@ Two renderings:
 
 from __future__ import annotations
 
-from ..abi import c_declaration, c_symbol
+from ..abi import c_declaration
 from ..errors import SpecError
 from ..shim import HEADER, _rel, shape_rule_lines
 from ..spec import Overload, Spec
 from .device_abi import Contract, contract
-from .dialect import Dialect, dialect
+from .dialect import dialect
 
 CATCH = [
     "  } catch (const opgen::Error& e) {",
@@ -176,5 +176,3 @@ def _sizes(c: Contract) -> list[str]:
 def _c_string(text: str) -> str:
     return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
 
-
-__all__ = ["render_emulated_host", "render_cuda_host", "render_kernel_unit", "launch_types", "c_symbol", "Dialect"]
