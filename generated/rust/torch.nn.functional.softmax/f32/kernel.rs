@@ -3,7 +3,8 @@
 // Each lane along `dim` is computed as PyTorch defines it: m = max(lane),
 // out = exp(x - m) / sum(exp(x - m)). exp runs in double precision, branch-free
 // (x = k*ln2 + r, a degree-8 polynomial for exp(r), 2**k in the exponent bits), so LLVM
-// vectorises it; the sum is accumulated in double and each result rounded once to float32.
+// vectorises it; each exp is rounded to float32, summed in double, and scaled by the
+// reciprocal of the sum in float32 (a few ulps in all).
 // Special lanes follow PyTorch: a nan anywhere makes the whole lane nan (it reaches the
 // sum); a lane that is all -inf is nan (-inf - -inf); a +inf makes the lane nan
 // (inf - inf); other -inf entries get probability 0. `dim` may be negative; x may be
@@ -39,31 +40,43 @@ fn exp_neg(x: f64) -> f64 {
     p * f64::from_bits(kbits.wrapping_add(1023) << 52)
 }
 
-/// One lane: `src` in, `dst` out (both contiguous), `e` scratch of the same length.
-fn softmax_run(src: &[T], dst: &mut [T], e: &mut [f64]) {
-    let m = src.iter().fold(T::NEG_INFINITY, |m, &v| if v > m { v } else { m }) as f64;
-    let mut acc = [0.0f64; 8];
-    let mut chunks = e.chunks_exact_mut(8);
-    let mut srcs = src.chunks_exact(8);
-    for (ec, sc) in (&mut chunks).zip(&mut srcs) {
-        for j in 0..8 {
-            ec[j] = exp_neg(sc[j] as f64 - m);
-            acc[j] += ec[j];
+/// Largest element, with sixteen partial maxima (a float reduction is not vectorised otherwise).
+/// nan is skipped here; it still reaches the sum and makes the lane nan.
+fn max(v: &[T]) -> T {
+    let mut acc = [T::NEG_INFINITY; 16];
+    let chunks = v.chunks_exact(16);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..16 {
+            acc[j] = if c[j] > acc[j] { c[j] } else { acc[j] };
         }
     }
-    for (ev, &sv) in chunks.into_remainder().iter_mut().zip(srcs.remainder()) {
-        *ev = exp_neg(sv as f64 - m);
-        acc[0] += *ev;
+    acc.iter().chain(tail).fold(T::NEG_INFINITY, |m, &x| if x > m { x } else { m })
+}
+
+/// Sum in double with sixteen partial sums.
+fn sum(v: &[T]) -> f64 {
+    let mut acc = [0.0f64; 16];
+    let chunks = v.chunks_exact(16);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for j in 0..16 {
+            acc[j] += c[j] as f64;
+        }
     }
-    let sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    let inv = 1.0 / sum;
-    for (d, &ev) in dst.iter_mut().zip(e.iter()) {
-        *d = (ev * inv) as T;
-    }
+    acc.iter().sum::<f64>() + tail.iter().map(|&x| x as f64).sum::<f64>()
+}
+
+/// One lane: `src` in, `dst` out (both contiguous). Three plain passes LLVM vectorises:
+/// exp(x - m) into dst (rounded to float32, 2**-24 relative), its sum, the scaling.
+fn softmax_run(src: &[T], dst: &mut [T]) {
+    let m = max(src) as f64;
+    dst.iter_mut().zip(src).for_each(|(d, &x)| *d = exp_neg(x as f64 - m) as T);
+    let inv = (1.0 / sum(dst)) as T;
+    dst.iter_mut().for_each(|d| *d *= inv);
 }
 
 fn softmax_lanes(lanes: &mut [(Lane<T>, LaneMut<T>)], len: usize) {
-    let mut e = vec![0.0f64; len];
     let mut src_buf = vec![0.0 as T; len];
     let mut dst_buf = vec![0.0 as T; len];
     for (x, y) in lanes.iter_mut() {
@@ -75,9 +88,9 @@ fn softmax_lanes(lanes: &mut [(Lane<T>, LaneMut<T>)], len: usize) {
             }
         };
         match y.as_mut_slice() {
-            Some(dst) => softmax_run(src, dst, &mut e),
+            Some(dst) => softmax_run(src, dst),
             None => {
-                softmax_run(src, &mut dst_buf, &mut e);
+                softmax_run(src, &mut dst_buf);
                 y.copy_from(&dst_buf);
             }
         }
