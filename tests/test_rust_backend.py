@@ -28,6 +28,7 @@ from opgen.ffi import ErrorInfo, Kernel, KernelError, tensor_view
 from opgen.llm.response import answer_model
 from opgen.nativetypes import parse_signature
 from opgen.policy_rust import audit_library, check
+from opgen.prompts import render_repair, render_request
 from opgen.shim_rust import render_rust_shim
 from opgen.spec import Spec, load_spec, spec_files
 from opgen.targets import backend
@@ -100,6 +101,22 @@ def test_float16_tensors_are_refused_with_a_reason():
     spec = memory_spec("(x: tensor[float16]) -> tensor[float16]", shape={"same_as": "x"})
     with pytest.raises(OpgenError, match="no float16 tensors"):
         render_rust_shim(spec, spec.overloads[0])
+
+
+@pytest.mark.parametrize(("spec", "overload"), RUST_SPECS, ids=[f"{s.op}:{o.name}" for s, o in RUST_SPECS])
+def test_rust_prompt_states_the_contract(spec, overload):
+    system, user = (m["content"] for m in render_request(ROOT / "prompts", spec, overload, "rust"))
+    decl = rust_declaration(spec.op, overload.name, overload.sig)
+    assert f"{decl} {{" in user and f"# Implement `{spec.op}` (overload `{overload.name}`) in Rust" in user
+    assert "#![forbid(unsafe_code)]" in system and "std::fs, std::net, std::process, std::env" in system
+    if spec.threads_allowed(overload):
+        assert "scoped only: `std::thread::scope" in system and "opgen::max_threads()" in user
+    else:
+        assert "No threads of any kind" in system and "max_threads" not in user
+    for r in overload.raises:
+        assert f"- `{r.error}` when {r.when}" in user
+    repair = render_repair(ROOT / "prompts", spec, overload, "rust", "compile", "error[E0425]: cannot find value `x`")
+    assert "error[E0425]" in repair and f"`{decl}`" in repair
 
 
 # ----------------------------------------------------------------- build and cache
