@@ -25,8 +25,8 @@ use std::sync::{Barrier, Mutex, OnceLock};
 type T = f32;
 const MR: usize = 12; // rows of the tile
 const NR: usize = 32; // columns of the tile: two 16-lane vectors
-const KC: usize = 384; // depth of a packed panel of input: MR x KC floats (18 KiB) stay in L1
-const NC: usize = 1024; // columns per sweep: KC x NC floats of packed weight (1.5 MiB) from L2/L3
+const KC: usize = 512; // depth of a packed panel of input: MR x KC floats (24 KiB) stay in L1
+const NC: usize = 2048; // columns per sweep: KC x NC floats of packed weight (4 MiB) from L3
 const MIN_FLOPS_PER_THREAD: f64 = 4.0e6; // below this a thread costs more than it saves
 
 /// The rows of input as slices of k elements (a contiguous copy where input's rows are strided).
@@ -175,7 +175,7 @@ fn gemm(a: &Rows, w: TensorRef<T>, bias: Option<&[T]>, c: &mut [T], threads: usi
     let runs: Vec<(usize, &mut [T])> = bp.chunks_mut(per * k * NR).enumerate().collect();
     let packed: Vec<OnceLock<&[T]>> = runs.iter().map(|_| OnceLock::new()).collect();
     let barrier = Barrier::new(runs.len());
-    let rows = if m >= threads * 8 * MR { 4 * MR } else { m.div_ceil(2 * threads).div_ceil(MR).max(1) * MR };
+    let rows = 2 * MR; // small blocks: the threads finish together (B is swept per MR rows anyway)
     let queue = Mutex::new(c.chunks_mut(rows * n).enumerate());
     let worker = |(t, run): (usize, _)| {
         publish(b, t * per, run, &packed[t]);

@@ -27,7 +27,7 @@ type T = f64;
 const MR: usize = 12; // rows of the tile
 const NR: usize = 16; // columns of the tile: two 8-lane vectors
 const KC: usize = 256; // depth of a packed panel of a: MR x KC doubles (24 KiB) stay in L1
-const NC: usize = 512; // columns per sweep: KC x NC doubles of packed b (1 MiB) stream from L2/L3
+const NC: usize = 2048; // columns per sweep: KC x NC doubles of packed b (4 MiB) stream from L3
 const MIN_FLOPS_PER_THREAD: f64 = 4.0e6; // below this a thread costs more than it saves
 
 /// One 2-d operand: its view (any strides), rows and cols.
@@ -194,7 +194,7 @@ fn gemm(a: Mat, b: Mat, c: &mut [T], threads: usize) {
     let runs: Vec<(usize, &mut [T])> = bp.chunks_mut(per * k * NR).enumerate().collect();
     let packed: Vec<OnceLock<&[T]>> = runs.iter().map(|_| OnceLock::new()).collect();
     let barrier = Barrier::new(runs.len());
-    let rows = if m >= threads * 8 * MR { 4 * MR } else { m.div_ceil(2 * threads).div_ceil(MR).max(1) * MR };
+    let rows = 2 * MR; // small blocks: the threads finish together (B is swept per MR rows anyway)
     let queue = Mutex::new(c.chunks_mut(rows * n).enumerate());
     let worker = |(t, run): (usize, _)| {
         publish(b, t * per, run, &packed[t]);
