@@ -431,10 +431,11 @@ def test_openmp_imports_need_a_spec_that_allows_threads():
 def shipped_sources() -> list[tuple[str, str, str, Path]]:
     out = []
     for path in sorted((ROOT / "generated" / "cpp").glob("*/*/kernel.cpp")):
-        out.append((path.parts[-3], path.parts[-2], "generated", path))
+        overload = path.parts[-2].partition("@")[0]  # <overload>@<variant> holds a variant
+        out.append((path.parts[-3], overload, "generated", path))
     for path in sorted((ROOT / "answers" / "cpp").glob("*.cpp")):
         op, overload = path.stem.split("__")
-        out.append((op, overload, "answers", path))
+        out.append((op, overload.partition("@")[0], "answers", path))
     return [s for s in out if s[0] in SPECS]
 
 
@@ -449,10 +450,18 @@ def test_every_shipped_kernel_passes_the_import_audit():
         assert info.load_time_sections == () and info.ifuncs == ()
 
 
-def test_every_registry_kernel_passes_the_full_gate():
+# One kernel of each kind: scalar with declared errors, vectorised tensor, threaded variant,
+# strings and lists. Every registry kernel goes through the same gate in tests/test_corpus.py
+# (honest kernels admitted) and in the nightly job; here the point is the gate's evidence.
+GATE_SAMPLE = {("operator.pow", "int"), ("numpy.exp", "f32"), ("torch.nn.functional.softmax@threaded", "f32"),
+               ("opgen.text.wordpiece_encode", "bert_uncased")}
+
+
+def test_sampled_registry_kernels_pass_the_full_gate():
     """Policy, import audit, sandboxed development and admission runs, and the sanitizer run."""
-    sources = [s for s in shipped_sources() if s[2] == "generated"]
-    assert sources
+    sources = [s for s in shipped_sources() if s[2] == "generated"
+               and (s[0] + ("@" + s[3].parent.name.partition("@")[2] if "@" in s[3].parent.name else ""), s[1]) in GATE_SAMPLE]
+    assert len(sources) == len(GATE_SAMPLE)
 
     def gate(item):
         op, o, _, path = item

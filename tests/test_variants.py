@@ -144,7 +144,8 @@ def test_synthesize_a_variant_then_bench_select_serves_the_fastest(project: Path
     answer = CHECKOUT / "answers" / "cpp" / "numpy.exp__f64.cpp"
     admit_by_file(project, "plain", answer)
     admit_by_file(project, "again", answer)
-    rows = [r for r in status_rows(Project(project)) if r.op == "numpy.exp" and r.overload == "f64"]
+    rows = [r for r in status_rows(Project(project))
+            if r.op == "numpy.exp" and r.overload == "f64" and r.target == "cpu-cpp"]
     assert [(r.variant, r.status, r.served) for r in rows] == [("plain", "verified", True), ("again", "verified", False)]
 
     result = opgen("bench", "numpy.exp", "--select", "--rounds", "2", "--json", cwd=project)
@@ -157,7 +158,8 @@ def test_synthesize_a_variant_then_bench_select_serves_the_fastest(project: Path
     specs = load_all(project / "specs")
     assert registry.lookup("numpy.exp", ["tensor[float64]"], specs).variant == fastest
     listed = json.loads(opgen("list", "--json", cwd=project).stdout)
-    assert [r["variant"] for r in listed if r["op"] == "numpy.exp" and r["overload"] == "f64" and r["served"]] == [fastest]
+    assert [r["variant"] for r in listed if r["op"] == "numpy.exp" and r["overload"] == "f64" and r["served"]
+            and r["target"] == "cpu-cpp"] == [fastest]
 
 
 def test_bench_names_what_is_missing(project: Path):
