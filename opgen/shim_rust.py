@@ -14,7 +14,7 @@ panic's message. Results are malloc'ed, so the caller's ``opgen_free`` releases 
 from __future__ import annotations
 
 from .abi import c_params, c_symbol, kernel_name, rust_ident
-from .errors import OpgenError, SpecError
+from .errors import OpgenError
 from .nativetypes import NativeType
 from .spec import Overload, Spec
 
@@ -160,8 +160,7 @@ def _shape_rule(overload: Overload) -> list[str]:
     rule = overload.rule
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "pool2d":
-        raise SpecError("Rust shims do not support the pool2d shape rule yet",
-                        hint="leave rust out of this spec's targets")
+        return _pool2d_rule(rule)
     if rule.kind == "same_as":
         return [f"opgen::shim::check_output(&opgen_out, opgen_v_{rule.source}.shape())?;"]
     if rule.kind == "reduce":
@@ -202,6 +201,35 @@ def _shape_rule(overload: Overload) -> list[str]:
     out += [f"opgen_v_{n} = opgen_v_{n}.with_leading(&opgen_loop, {len(core)})?;"
             for n, core in zip(tensors, rule.inputs_core)]
     return out
+
+
+def _pool2d_rule(rule) -> list[str]:
+    """pool2d: the same checks and messages as the C++ shim's (torch's, ceil_mode=False), then
+    out's shape (*, Ho, Wo)."""
+    x = f"opgen_v_{rule.source}"
+    kh, kw, sh, sw, ph, pw = (_c_name(n) for n in rule.pool)
+
+    def fail(message: str) -> str:
+        return f'{{ return Err(opgen::Error::value("{message}")); }}'
+
+    return [
+        f'if {x}.ndim() < 2 {fail("input needs at least 2 dims (*, H, W)")}',
+        f'if {kh} < 1 || {kw} < 1 {fail("kernel size must be at least 1")}',
+        f'if {sh} < 1 || {sw} < 1 {fail("stride must be at least 1")}',
+        f'if {ph} < 0 || {pw} < 0 {fail("padding must not be negative")}',
+        f'if {ph} > {kh} / 2 || {pw} > {kw} / 2 {fail("padding should be at most half of the kernel size")}',
+        f"let opgen_dim_in_h = {x}.size({x}.ndim() - 2) as i64;",
+        f"let opgen_dim_in_w = {x}.size({x}.ndim() - 1) as i64;",
+        f'if opgen_dim_in_h == 0 || opgen_dim_in_w == 0 {fail("input height and width must not be 0")}',
+        f"if opgen_dim_in_h < {kh} - 2 * {ph} || opgen_dim_in_w < {kw} - 2 * {pw} "
+        + fail("output size is too small (the padded input is smaller than the kernel)"),
+        f"let opgen_dim_out_h = (opgen_dim_in_h - ({kh} - 2 * {ph})) / {sh} + 1;",
+        f"let opgen_dim_out_w = (opgen_dim_in_w - ({kw} - 2 * {pw})) / {sw} + 1;",
+        f"let mut opgen_shape = {x}.shape()[..{x}.ndim() - 2].to_vec();",
+        "opgen_shape.push(opgen_dim_out_h as usize);",
+        "opgen_shape.push(opgen_dim_out_w as usize);",
+        "opgen::shim::check_output(&opgen_out, &opgen_shape)?;",
+    ]
 
 
 def _rel(spec: Spec) -> str:
