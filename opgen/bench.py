@@ -37,6 +37,10 @@ from .verify.compare import Mismatch, Outcome, compare_tensor
 
 MIN_ROUND_SECONDS = 0.05  # each timed round repeats a call until at least this long
 ROUNDS = 7  # interleaved kernel/reference rounds; the median round is reported
+# A pause after each side's round: OpenBLAS's and OpenMP's idle worker threads keep spinning
+# for a while after a parallel call (OpenBLAS about 2**28 cycles), and would otherwise take a
+# core from whichever side runs next.
+SETTLE_SECONDS = 0.2
 
 
 @dataclass
@@ -139,7 +143,9 @@ def _bench_case(spec: Spec, overload: Overload, entry: Entry, kernel: Kernel, ca
     k_times, r_times = [], []
     for _ in range(rounds):  # interleaved, so a burst of load elsewhere hits both sides alike
         k_times.append(_time_round(call_kernel))
+        time.sleep(SETTLE_SECONDS)
         r_times.append(_time_round(call_reference))
+        time.sleep(SETTLE_SECONDS)
     result.kernel_s, result.reference_s = statistics.median(k_times), statistics.median(r_times)
     return result
 
