@@ -153,7 +153,7 @@ def _marshal(t: NativeType, value: Any, keep: list) -> list:
         return [ctypes.byref(tensor_view(value, t.dtype, keep))]
     if t.kind == "list":
         if t.elem.name == "str":
-            items = _string_array([s.encode("utf-8") for s in value], keep)
+            items = string_array([s.encode("utf-8") for s in value], keep)
         else:
             items = (C_SCALAR[t.elem.name] * max(len(value), 1))(*value)
         keep.append(items)
@@ -167,7 +167,7 @@ def _marshal(t: NativeType, value: Any, keep: list) -> list:
     return [value]
 
 
-def _string_array(encoded: list[bytes], keep: list) -> ctypes.Array:
+def string_array(encoded: list[bytes], keep: list) -> ctypes.Array:
     """opgen_string items pointing into one joined buffer, filled as a NumPy view: a tokenizer's
     30522-piece vocabulary marshals in about a millisecond (one ctypes object per item took
     a quarter of a second)."""

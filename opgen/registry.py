@@ -80,6 +80,15 @@ class Entry:
     def file(self, role: str) -> Path:
         return self.path / self.data["files"][role]["path"]
 
+    def admitted_text(self, role: str) -> str:
+        """A file's text, refused if it no longer has the sha256 it was admitted with (what is
+        linked into a library must be exactly what was verified)."""
+        path = self.file(role)
+        text = path.read_text()
+        if hashlib.sha256(text.encode()).hexdigest() != self.data["files"][role]["sha256"]:
+            raise OpgenError(f"{path} changed since it was admitted", hint=f"run `opgen verify {self.op}`")
+        return text
+
     def integrity_problems(self) -> list[str]:
         """Files missing or changed since admission (tampering, hand edits)."""
         problems = []

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..build import BuildJob
 from ..build_rust import RustBuildJob, rust_job
+from ..errors import OpgenError
 from ..registry import sha256_file
 from ..pipelines import library as pipeline_library
 from .emit_cpp import Kernel, usage_symbol
@@ -108,11 +109,10 @@ def rust_jobs(kernels: list[Kernel]) -> list[RustBuildJob]:
 
 
 def _admitted_text(k: Kernel, role: str) -> str:
-    path = k.entry.file(role)
-    text = path.read_text()
-    if hashlib.sha256(text.encode()).hexdigest() != k.entry.data["files"][role]["sha256"]:
-        raise CompileError(f"{path} changed since it was admitted", hint=f"run `opgen verify {k.spec.op}`")
-    return text
+    try:
+        return k.entry.admitted_text(role)
+    except OpgenError as exc:
+        raise CompileError(exc.message, hint=exc.hint) from None
 
 
 def entry_hash(k: Kernel) -> str:

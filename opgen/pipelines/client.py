@@ -14,7 +14,7 @@ import base64
 import ctypes
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 import numpy as np
 import openai
@@ -22,7 +22,7 @@ from openai.types import CreateEmbeddingResponse, Embedding
 from openai.types.create_embedding_response import Usage
 
 from ..errors import OpgenError
-from ..ffi import ErrorInfo, String
+from ..ffi import ErrorInfo, String, string_array
 from ..project import Project
 from .library import build_pipeline
 from .models import ModelInfo, ModelNotFound, model_dir_override, resolve
@@ -79,21 +79,19 @@ class NativePipeline:
         fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(String), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
                        ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64, ctypes.POINTER(ErrorInfo)]
         fn.restype = ctypes.c_int32
-        encoded = [piece.encode("utf-8") for piece in tok.vocab]
-        vocab = (String * max(len(encoded), 1))(
-            *(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+        keep: list = []
+        vocab = string_array([piece.encode("utf-8") for piece in tok.vocab], keep)
         merges = (ctypes.c_int64 * max(len(tok.merges), 1))(*tok.merges)
         added = (ctypes.c_int64 * max(len(tok.added), 1))(*tok.added)
         err = ErrorInfo()
-        if fn(self.handle, vocab, len(encoded), merges, len(tok.merges), added, len(tok.added), ctypes.byref(err)):
+        if fn(self.handle, vocab, len(tok.vocab), merges, len(tok.merges), added, len(tok.added), ctypes.byref(err)):
             raise OpgenError(f"cannot set the tokenizer: {err.message.decode(errors='replace')}")
 
     def embed(self, texts: list[str], dims: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n x dims float32 embeddings, L2-normalised; token count per text)."""
         dims = self.dim if dims is None else dims
-        encoded = [t.encode("utf-8") for t in texts]
-        items = (String * max(len(encoded), 1))(
-            *(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+        keep: list = []
+        items = string_array([t.encode("utf-8") for t in texts], keep)
         out = np.empty((len(texts), dims), dtype=np.float32)
         tokens = np.zeros(len(texts), dtype=np.int64)
         err = ErrorInfo()
@@ -222,8 +220,3 @@ def _encode(vector: np.ndarray, encoding_format: str) -> list[float] | str:
         return base64.b64encode(np.ascontiguousarray(vector, dtype="<f4").tobytes()).decode("ascii")
     return vector.astype(np.float64).tolist()
 
-
-def iter_models() -> Iterable[str]:
-    from .models import MODELS
-
-    return sorted({m.name for m in MODELS.values()})

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include "opgen_pipeline_kernels.h"
 #include "pipeline.hpp"
@@ -138,10 +137,7 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
       View mv = i64(m.ones.data(), {1, S});
       View cv = f32(m.ctx.data() + o * H, {1, NH, S, HD});
       OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());
-      // Heads back side by side: (NH, S, HD) -> (S, NH*HD).
-      for (int64_t hh = 0; hh < NH; ++hh)
-        for (int64_t s = 0; s < S; ++s)
-          std::memcpy(&m.merged[(o + s) * H + hh * HD], &m.ctx[o * H + (hh * S + s) * HD], HD * sizeof(float));
+      merge_heads(m.ctx.data() + o * H, NH, S, HD, m.merged.data() + o * H, H);
     }
     linear(m.merged.data(), N, H, L.wo, L.bo, H, m.q.data());
     add_norm(m, m.h.data(), m.q.data(), L.ln1w, L.ln1b, N);
@@ -212,20 +208,10 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     if (n == 0) return 0;
     opgen_list enc{};
     OPGEN_CALL(K_WORDPIECE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), texts, n, m.c.max_length, &enc);
-    std::unique_ptr<void, void (*)(void*)> owned(enc.data, opgen_free);
-    const int64_t total = enc.len, L = total / (2 * n);
-    const int64_t* ids = static_cast<const int64_t*>(enc.data);
-    const int64_t* mask = ids + n * L;
-    std::vector<int64_t> len(n);
-    for (int64_t i = 0; i < n; ++i) {
-      len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
-      tokens[i] = len[i];
-    }
-    opgen::pipeline::embed_packed(
-        n, len, m.c.max_batch, dims, m.c.hidden, out,
-        [&](int64_t i) { return ids + i * L; },
-        [&](const int64_t* pids, const int64_t* ppos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
-          opgen::pipeline::forward(m, pids, ppos, seq, o);
+    opgen::pipeline::embed_tokenized(
+        enc, n, tokens, m.c.max_batch, dims, m.c.hidden, out,
+        [&](const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
+          opgen::pipeline::forward(m, ids, pos, seq, o);
         },
         opgen::pipeline::truncate);
     return 0;

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include "opgen_pipeline_kernels.h"
 #include "pipeline.hpp"
@@ -177,9 +176,7 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
       View va = f32(m.v.data() + o * KD, {1, NK, S, D}, {S * KD, D, KD, 1});
       View mv = i64(m.ones.data(), {1, S}), cv = f32(m.ctx.data() + o * QD, {1, NQ, S, D});
       OPGEN_CALL(K_SDPA, qa.in(), ka.in(), va.in(), mv.in(), L.sliding ? c.window : int64_t{0}, scale, cv.out());
-      for (int64_t hh = 0; hh < NQ; ++hh)  // heads back side by side: (NQ, S, D) -> (S, NQ*D)
-        for (int64_t s = 0; s < S; ++s)
-          std::memcpy(&m.merged[(o + s) * QD + hh * D], &m.ctx[o * QD + (hh * S + s) * D], D * sizeof(float));
+      merge_heads(m.ctx.data() + o * QD, NQ, S, D, m.merged.data() + o * QD, QD);
     }
     linear(m.merged.data(), N, QD, L.wo, nullptr, H, m.attn.data());
     rms_norm(m.attn.data(), N, H, L.post_attn_norm, c.eps, m.x.data());
@@ -285,19 +282,10 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     OPGEN_CALL(K_BPE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), m.merges.data(),
                static_cast<int64_t>(m.merges.size()), m.added.data(), static_cast<int64_t>(m.added.size()), texts, n,
                static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos), m.c.max_length, &enc);
-    std::unique_ptr<void, void (*)(void*)> owned(enc.data, opgen_free);
-    const int64_t L = enc.len / (2 * n);
-    const int64_t* ids = static_cast<const int64_t*>(enc.data);
-    const int64_t* mask = ids + n * L;
-    std::vector<int64_t> len(n);
-    for (int64_t i = 0; i < n; ++i) {
-      len[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
-      tokens[i] = len[i];
-    }
-    opgen::pipeline::embed_packed(
-        n, len, m.c.max_batch, dims, H, out, [&](int64_t i) { return ids + i * L; },
-        [&](const int64_t* pids, const int64_t* ppos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
-          opgen::pipeline::forward(m, pids, ppos, seq, o);
+    opgen::pipeline::embed_tokenized(
+        enc, n, tokens, m.c.max_batch, dims, H, out,
+        [&](const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
+          opgen::pipeline::forward(m, ids, pos, seq, o);
         },
         opgen::pipeline::truncate);
     return 0;

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -106,16 +108,29 @@ void truncate_with(Normalize normalize, const float* x, int64_t B, int64_t dim, 
   check(normalize(in.in(), 2.0, int64_t{1}, 1e-12, o.out(), &err), err, "normalize (Matryoshka truncation)");
 }
 
-// Runs n tokenized texts through `forward` in chunks of at most max_batch texts, packed end
-// to end without padding (text i's tokens are ids_of(i)[0 .. len[i])), and writes the
-// first `dims` of each embedding (re-normalised by `truncate` when dims < dim) to out in
-// input order. forward(ids, positions, [(offset, length)], out B x dim).
-template <typename IdsOf, typename Forward, typename Truncate>
-void embed_packed(int64_t n, const std::vector<int64_t>& len, int64_t max_batch, int64_t dims, int64_t dim, float* out,
-                  IdsOf ids_of, Forward forward, Truncate truncate) {
+// Heads back side by side: ctx holds (heads, S, D) contiguous; row s of rows (width
+// apart) gets head h's vector at column h*D.
+inline void merge_heads(const float* ctx, int64_t heads, int64_t S, int64_t D, float* rows, int64_t width) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t s = 0; s < S; ++s) std::memcpy(rows + s * width + h * D, ctx + (h * S + s) * D, D * sizeof(float));
+}
+
+// Embeds n texts from a tokenizer op's result (enc: n rows of ids padded on the right, then
+// n rows of attention masks; released here) through `forward` in chunks of at most max_batch
+// texts, packed end to end without padding, and writes the first `dims` of each embedding
+// (re-normalised by `truncate` when dims < dim) to out in input order. tokens[i] gets text
+// i's token count. forward(ids, positions, [(offset, length)], out B x dim).
+template <typename Forward, typename Truncate>
+void embed_tokenized(opgen_list enc, int64_t n, int64_t* tokens, int64_t max_batch, int64_t dims, int64_t dim,
+                     float* out, Forward forward, Truncate truncate) {
+  std::unique_ptr<void, void (*)(void*)> owned(enc.data, opgen_free);
+  const int64_t L = enc.len / (2 * n);
+  const int64_t* rows = static_cast<const int64_t*>(enc.data);
+  const int64_t* mask = rows + n * L;
   std::vector<int64_t> ids, pos;
   std::vector<std::pair<int64_t, int64_t>> seq;
-  std::vector<float> rows, cut;
+  std::vector<float> got, cut;
+  for (int64_t i = 0; i < n; ++i) tokens[i] = std::accumulate(mask + i * L, mask + (i + 1) * L, int64_t{0});
   const int64_t maxb = max_batch > 0 ? max_batch : 1;
   for (int64_t s0 = 0; s0 < n; s0 += maxb) {
     const int64_t B = n - s0 < maxb ? n - s0 : maxb;
@@ -123,18 +138,17 @@ void embed_packed(int64_t n, const std::vector<int64_t>& len, int64_t max_batch,
     pos.clear();
     seq.clear();
     for (int64_t i = s0; i < s0 + B; ++i) {
-      if (len[i] == 0) throw std::runtime_error("text " + std::to_string(i) + " has no tokens");
-      seq.emplace_back(static_cast<int64_t>(ids.size()), len[i]);
-      const int64_t* t = ids_of(i);
-      ids.insert(ids.end(), t, t + len[i]);
-      for (int64_t p = 0; p < len[i]; ++p) pos.push_back(p);
+      if (tokens[i] == 0) throw std::runtime_error("text " + std::to_string(i) + " has no tokens");
+      seq.emplace_back(static_cast<int64_t>(ids.size()), tokens[i]);
+      ids.insert(ids.end(), rows + i * L, rows + i * L + tokens[i]);
+      for (int64_t p = 0; p < tokens[i]; ++p) pos.push_back(p);
     }
-    rows.resize(static_cast<size_t>(B * dim));
-    forward(ids.data(), pos.data(), seq, rows.data());
-    const float* src = rows.data();
+    got.resize(static_cast<size_t>(B * dim));
+    forward(ids.data(), pos.data(), seq, got.data());
+    const float* src = got.data();
     if (dims < dim) {
       cut.resize(static_cast<size_t>(B * dims));
-      truncate(rows.data(), B, dim, dims, cut.data());
+      truncate(got.data(), B, dim, dims, cut.data());
       src = cut.data();
     }
     std::memcpy(out + s0 * dims, src, static_cast<size_t>(B * dims) * sizeof(float));
