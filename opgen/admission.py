@@ -34,6 +34,17 @@ from .build import SANITIZER_FLAGS, BuildJob, BuildResult, build, inspect_object
 from .spec import Overload, Spec
 from .targets import backend, build_any
 from .verify.harness import Limits, Verdict, sanitizer_options, verify_library
+from .verify.scale import CPU_BUDGET, EMULATED_BUDGET, Budget
+
+
+# What "admitted" means, as a number the evidence records: bumped whenever the gate gains a check
+# that an earlier admission did not pass, so an entry admitted before it is visibly out of date
+# (tests/test_shipped_library.py holds every shipped entry to the current one).
+# 1: policy, build, import audit, development and fresh-seed runs, ASan+UBSan / checked build.
+# 2: + the scale stage, the thread-count stage, varied output pre-fill, random call order and
+#    repetition, whole-buffer input checks after every call, the import allow-list, writable data
+#    and system-call instructions refused in the object, hardening flags, the GPU race check.
+GATE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,17 @@ class GateSettings:
     admission_runs: int = 2
     limits: Limits = Limits()
     sanitizer_examples: int = int(os.environ.get("OPGEN_SANITIZER_EXAMPLES", 30))  # 0: no sanitizer run
+    # The scale stage (opgen.verify.scale): large, model-shaped cases on a fresh seed. OPGEN_SCALE=0
+    # turns it off (a quick local look; never for admission into the shipped registry).
+    scale: bool = os.environ.get("OPGEN_SCALE", "1") != "0"
+    # Threaded overloads run the scale cases and ``threads_examples`` drawn examples again at these
+    # thread counts; None: one thread and an oversubscribed count drawn from [8, 16]; (): not at all.
+    thread_counts: tuple[int, ...] | None = None
+    threads_examples: int = int(os.environ.get("OPGEN_THREADS_EXAMPLES", 30))
+    # The long-run check (stage "soak"): this many calls on a pool of small drawn examples in a
+    # random order, every one checked. The nightly job's budgets set it (20k by default);
+    # admission leaves it at 0. GPU targets make a twentieth of the calls (the emulator is slow).
+    soak_calls: int = 0
     # None: admission seeds are drawn at random and the sanitizer seed is fixed. A string
     # (the nightly job's run id): both are derived from it and the entry, so a nightly run
     # uses seeds no earlier run used, and re-running with the same salt reproduces them.
@@ -52,12 +74,14 @@ class GateSettings:
 @dataclass
 class GateResult:
     ok: bool
-    stage: str  # policy | compile | verify | sanitizer (C++) | checked (Rust) | admission | pass
+    stage: str  # policy | compile | verify | sanitizer (C++) | checked (Rust) | racecheck (GPU) | admission | pass
     feedback: str  # for the LLM and the user
     verdicts: list[Verdict] = field(default_factory=list)  # development, then admission runs
     build: BuildResult | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     sanitizer: Verdict | None = None  # the ASan+UBSan run, kept apart from the verdicts above
+    scale: Verdict | None = None  # the scale stage's run
+    threads: list[tuple[int, Verdict]] = field(default_factory=list)  # (thread count, run) of the threads stage
 
 
 def dev_seed(spec: Spec, overload: Overload) -> int:
@@ -100,13 +124,31 @@ def check_policy(spec: Spec, overload: Overload, source: str, target: str = "cpp
 
 
 def audit_build(result: BuildResult, threads_allowed: bool) -> tuple[GateResult | None, dict[str, Any]]:
-    """The compiled kernel object against the import policy, and a failed link's unresolved symbols."""
+    """The compiled kernel object against the object policy (imports on the allow-list, no
+    load-time code, no writable data of its own, no system calls or hand-placed machine code),
+    and a failed link's unresolved symbols.
+
+    The baseline for what the trusted runtime owns is the generated unit of the same build
+    (``shim.cpp``): it includes the same runtime headers, so the inline variables and
+    function-local statics those headers define (the GPU execution layer's scheduler, launch
+    counter, stack pool, thread state) are defined there too, as mergeable (non-local) symbols
+    the linker makes one object. What the kernel object defines beyond them is its own."""
     obj = result.object("kernel.cpp")
     if obj is None:
         return None, {}
     info = inspect_object(obj)
+    shim_obj = result.object("shim.cpp")
+    shim = inspect_object(shim_obj) if shim_obj is not None else None
+    runtime_data = frozenset(name for _, name, _, bind, _ in shim.writable if bind != "LOCAL") if shim else frozenset()
+    from .gpu.build import EMULATION_HEADERS  # lazily, as check_policy does: C++ admission needs no GPU code
+
+    gpu = any(name in result.job.sources for name in EMULATION_HEADERS)
     violations = [str(v) for v in policy.audit_object(info.imports, info.load_time_sections, info.ifuncs,
-                                                      threads_allowed=threads_allowed)]
+                                                      threads_allowed=threads_allowed,
+                                                      provided=shim.defines if shim and gpu else frozenset())]
+    violations += policy.audit_state(info.writable, info.anonymous_writable, baseline=runtime_data,
+                                     shared_section=policy.GPU_SHARED_SECTION if gpu else None)
+    violations += policy.audit_machine_code(info.code.system_calls, info.code.stray, info.code.data_in_code)
     if not result.ok:
         unresolved = sorted(set(re.findall(r"undefined reference to [`'‘]([^'’`]+)['’]", result.diagnostics)))
         violations += [f"the kernel uses `{name}`, which no library it may link against provides (libstdc++, libm, "
@@ -114,7 +156,13 @@ def audit_build(result: BuildResult, threads_allowed: bool) -> tuple[GateResult 
                        for name in unresolved]
     record = {"imports": sorted({shown for _, shown in info.imports} - {"_GLOBAL_OFFSET_TABLE_"}),
               "load_time_sections": [name for name, _ in info.load_time_sections],
-              "ifuncs": list(info.ifuncs)}
+              "ifuncs": list(info.ifuncs),
+              "method": "the kernel object's undefined symbols against an allow-list of what computing needs; its "
+                        "writable data against the generated unit of the same build (the runtime's own); every "
+                        "executable section disassembled (no system-call instructions, no bytes outside functions)",
+              "writable_data": sorted(shown for section, _, shown, _, _ in info.writable
+                                      if not (gpu and section == policy.GPU_SHARED_SECTION)),
+              "hardening": result.record().get("hardening", [])}
     if violations:
         return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations), build=result), record
     return None, record
@@ -171,7 +219,8 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     ``target`` cuda or metal: the GPU policy, the build for the CPU execution layer (a C++
     build, audited and sanitized like one) with the device build beside it (nvcc; Apple's
     metal compiler where it exists; its errors are compile errors), every run on the CPU
-    execution layer; a pass is admitted as ``emulated`` (``opgen.gpu.admission``)."""
+    execution layer, and the race check beside the sanitizer run (stage "racecheck": shared-memory
+    data races, ``opgen.gpu.admission.RaceCheck``); a pass is admitted as ``emulated``."""
     rust = backend(target).target == "rust"
     gpu = backend(target).gpu
     if (rejected := check_policy(spec, overload, source, target)) is not None:
@@ -214,6 +263,12 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         sanitizer = _SanitizerRun(job, None, symbol, spec, overload, settings)
     if sanitizer is not None:
         sanitizer.start()
+    racecheck = None  # GPU: the race-check build (every shared-memory access checked), beside it too
+    if gpu and settings.sanitizer_examples:
+        from .gpu.admission import RaceCheck
+
+        racecheck = RaceCheck(spec, overload, source, backend(target).target, symbol, settings, result)
+        racecheck.start()
 
     def finish_sanitizer() -> Verdict | None:
         if sanitizer is None:
@@ -230,30 +285,76 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     if device is not None and (failed := device.failure()) is not None:
         if sanitizer is not None:
             sanitizer.cancel.set()
+        if racecheck is not None:
+            racecheck.cancel.set()
         return GateResult(False, "compile", failed, verdicts, result)
     if not dev.ok:
         if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
             sanitizer.cancel.set()
+        if racecheck is not None:
+            racecheck.cancel.set()
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or ([salted_seed(spec, overload, settings.seed_salt, f"admission-{i}")
                              for i in range(settings.admission_runs)] if settings.seed_salt
                             else [secrets.randbits(32) for _ in range(settings.admission_runs)])
-    # The admission runs are independent child processes: run them side by side.
-    with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+    scale_seed = (salted_seed(spec, overload, settings.seed_salt, "scale") if settings.seed_salt
+                  else secrets.randbits(32))
+    budget = EMULATED_BUDGET if gpu else CPU_BUDGET
+
+    def scale_run(threads: int | None = None, examples: int = 0) -> Verdict:
+        return verify_library(result.library, symbol, spec.path, overload.name, seed=scale_seed,
+                              max_examples=examples, limits=settings.limits, mode="scale",
+                              options={"budget": budget.as_dict()}, threads=threads)
+
+    # The admission runs and the scale stage are independent child processes: run them side by side.
+    with ThreadPoolExecutor(max_workers=len(seeds) + 1) as pool:
+        scaling = pool.submit(scale_run) if settings.scale else None
         admission = list(pool.map(lambda s: verify_library(
             result.library, symbol, spec.path, overload.name, seed=s,
             max_examples=settings.admission_examples, limits=settings.limits), seeds))
         san = finish_sanitizer()
+        scaled = scaling.result() if scaling is not None else None
     verdicts += admission
     if san is not None and not san.ok:
         if rust:
             return GateResult(False, "checked", sanitizer.feedback(), verdicts, result, sanitizer=san)
         return GateResult(False, "sanitizer", san.as_feedback(), verdicts, result, sanitizer=san)
+    if racecheck is not None and (raced := racecheck.failure()) is not None:
+        return GateResult(False, "racecheck", raced, verdicts, result, sanitizer=san)
     for v in admission:
         if not v.ok:
             return GateResult(False, "admission", v.as_feedback(), verdicts, result, sanitizer=san)
+    if scaled is not None and not scaled.ok:
+        return GateResult(False, "scale", scale_feedback(scaled), verdicts, result, sanitizer=san, scale=scaled)
+    # Threads: the same scale cases and drawn examples at other thread counts, each against the
+    # reference (a kernel whose partition assumes the verifier's thread count fails here).
+    threaded: list[tuple[int, Verdict]] = []
+    if spec.threads_allowed(overload) and not gpu:
+        counts = settings.thread_counts if settings.thread_counts is not None else thread_counts(scale_seed)
+        with ThreadPoolExecutor(max_workers=max(len(counts), 1)) as pool:
+            threaded = list(zip(counts, pool.map(
+                lambda t: scale_run(t, settings.threads_examples) if settings.scale else verify_library(
+                    result.library, symbol, spec.path, overload.name, seed=scale_seed,
+                    max_examples=settings.threads_examples, limits=settings.limits, threads=t), counts)))
+        for count, v in threaded:
+            if not v.ok:
+                return GateResult(False, "threads", threads_feedback(count, v), verdicts, result, sanitizer=san,
+                                  scale=scaled, threads=threaded)
+    soaked = None
+    if settings.soak_calls:
+        calls = max(settings.soak_calls // 20, 1) if gpu else settings.soak_calls
+        soaked = verify_library(result.library, symbol, spec.path, overload.name, seed=scale_seed ^ 0x50A4,
+                                max_examples=0, limits=settings.limits, mode="soak", options={"calls": calls})
+        if not soaked.ok:
+            return GateResult(False, "soak", "The kernel went wrong in a long sequence of calls (each one checked; "
+                              "results must not depend on how often or in what order it was called):\n"
+                              + soaked.as_feedback(), verdicts, result, sanitizer=san, scale=scaled, threads=threaded)
     ev = evidence(spec, overload, verdicts, result, settings)
+    ev.update(stage_evidence(spec, overload, verdicts, scaled, threaded, scale_seed, budget))
+    if soaked is not None:
+        ev["stages"]["soak"] = {**_worst([soaked]), "calls": soaked.examples, "seed": soaked.seed}
+        ev.update(_worst(verdicts + [v for v in (scaled, soaked) if v is not None] + [v for _, v in threaded]))
     ev["sanitizer"] = sanitizer.record() if sanitizer is not None else {"ran": False, "note": "disabled (sanitizer_examples=0)"}
     if rust:  # say truthfully what ran: no sanitizer, a checked build
         ev["checked_build"] = ev["sanitizer"]
@@ -262,14 +363,58 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     if device is not None:
         from .gpu.admission import evidence as gpu_evidence
 
-        ev.update(gpu_evidence(spec, overload, source, backend(target).target, device))
-    return GateResult(True, "pass", f"{sum(v.examples for v in verdicts)} examples passed", verdicts, result,
-                      evidence=ev, sanitizer=san)
+        ev.update(gpu_evidence(spec, overload, source, backend(target).target, device, racecheck))
+    return GateResult(True, "pass", f"{ev['examples']} examples passed", verdicts, result,
+                      evidence=ev, sanitizer=san, scale=scaled, threads=threaded)
+
+
+def thread_counts(seed: int) -> tuple[int, ...]:
+    """One thread, and an oversubscribed count that changes from run to run (8 to 16)."""
+    return (1, 8 + seed % 9)
+
+
+def scale_feedback(v: Verdict) -> str:
+    return ("The kernel is right on the small drawn inputs but wrong on a large, model-shaped one (the "
+            "scale stage: long axes, sizes around 64/128/384/768/1024/4096 +-1, reductions over 100k "
+            "elements, tables over 65536 rows, long strings; offset rows, wide ranges, large logits). "
+            "Look for a blocked loop's remainder, a narrowed index or accumulator type, a fixed-size "
+            "buffer, a size-dependent code path, or an unstable formula.\n" + v.as_feedback())
+
+
+def threads_feedback(count: int, v: Verdict) -> str:
+    return (f"The kernel is wrong when run with {count} thread{'s' if count != 1 else ''} (OMP_NUM_THREADS="
+            f"{count}; the other runs used the machine's {os.cpu_count()}): its result must not depend on "
+            "the thread count. Partition work by the count the runtime gives (omp_get_num_threads() inside "
+            "the parallel region, opgen::max_threads() in Rust), never by an assumed one.\n" + v.as_feedback())
+
+
+def _worst(runs: list[Verdict]) -> dict[str, Any]:
+    return {"examples": sum(v.examples for v in runs), "seconds": round(sum(v.seconds for v in runs), 3),
+            "worst_abs_error": max((v.worst_abs_error for v in runs), default=0.0),
+            "worst_rel_error": max((v.worst_rel_error for v in runs), default=0.0),
+            "worst_tolerance_used": max((v.worst_tolerance_used for v in runs), default=0.0)}
+
+
+def stage_evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], scaled: Verdict | None,
+                   threaded: list[tuple[int, Verdict]], scale_seed: int, budget: Budget) -> dict[str, Any]:
+    """Each verification stage's runs and worst errors, and the totals over all of them."""
+    stages: dict[str, Any] = {"development": _worst(verdicts[:1]), "admission": _worst(verdicts[1:])}
+    if scaled is not None:
+        stages["scale"] = {**_worst([scaled]), "seed": scale_seed, "budget": budget.as_dict(),
+                           "cases": scaled.examples}
+    else:
+        stages["scale"] = {"ran": False, "note": "turned off (GateSettings.scale / OPGEN_SCALE=0)"}
+    if threaded:
+        stages["threads"] = {"counts": [c for c, _ in threaded],
+                             "runs": [{"threads": c, **_worst([v])} for c, v in threaded]}
+    runs = verdicts + ([scaled] if scaled is not None else []) + [v for _, v in threaded]
+    return {"stages": stages, **_worst(runs)}
 
 
 def evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], built: BuildResult,
              settings: GateSettings) -> dict[str, Any]:
     return {
+        "gate_version": GATE_VERSION,
         "examples": sum(v.examples for v in verdicts),
         "runs": [{"seed": v.seed, "examples": v.examples, "seconds": round(v.seconds, 3),
                   "phase": "development" if i == 0 else "admission"} for i, v in enumerate(verdicts)],

@@ -17,7 +17,8 @@ from typing import Any
 
 from .abi import c_symbol
 from .build import BuildResult
-from .build_rust import CHECKED_FLAGS, RustBuildJob, build_rust, checked_job, inspect_library, rust_job
+from .build_rust import (CHECKED_FLAGS, HARDENING_NOTE, RustBuildJob, added_system_calls, build_rust, checked_job,
+                         inspect_library, rust_job)
 from .errors import OpgenError
 from .policy_rust import audit_library
 from .shim_rust import render_rust_shim, trivial_kernel
@@ -47,13 +48,19 @@ def audit(spec: Spec, overload: Overload, result: BuildResult) -> tuple[list[str
     info, baseline = inspect_library(result.library), inspect_library(base.library)
     symbol = c_symbol(spec.op, overload.name)
     found = audit_library(info, baseline, expected_exports={symbol, "opgen_free"},
-                          threads_allowed=spec.threads_allowed(overload))
-    record = {"method": "the library's dynamic imports, exports and load-time sections against a baseline built "
-                        "from the same shim and runtime around an empty kernel (Rust's std is linked in)",
+                          threads_allowed=spec.threads_allowed(overload),
+                          system_calls=added_system_calls(result.library, info, baseline))
+    record = {"method": "the library's dynamic imports (allow-list), exports, load-time sections, defined symbols "
+                        "(std modules that reach the OS), writable data and the machine code of its new functions, "
+                        "against a baseline built from the same shim and runtime around an empty kernel (Rust's "
+                        "std is linked in)",
               "imports_beyond_baseline": sorted(set(info.imports) - set(baseline.imports)),
               "baseline_imports": len(baseline.imports),
               "exports": list(info.exports),
               "load_time_sections": [name for name, _ in info.load_time_sections],
+              "defined_beyond_baseline": len(set(info.defined) - set(baseline.defined)),
+              "writable_data_beyond_baseline": sorted({n for _, n in info.data} - {n for _, n in baseline.data}),
+              "hardening": HARDENING_NOTE,
               "baseline_cache_key": base.job.key}
     return [str(v) for v in found], record
 

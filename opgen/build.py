@@ -29,17 +29,39 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from . import elf
+from .elf import CodeFacts
 from .errors import OpgenError
 
 RUNTIME = Path(__file__).parent / "runtime"
-BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall"]
+# Hardening on every C++ build (normal, sanitizer, GPU execution layer, compiled libraries):
+# a stack canary on every function with an array or an address-taken local, bounds-checked
+# mem*/str* calls wherever the compiler knows the destination's size (FORTIFY level 3 also
+# uses sizes known only at run time), and stack probes so a large or variable-length stack
+# array cannot jump over the guard page. They turn a stack buffer that long inputs overflow
+# into an abort at the overflow, in the sandbox and in a user's process alike, whether or not
+# the sanitizer sample happened to hold a long input. -U first: some distributions' g++
+# predefine _FORTIFY_SOURCE=2, and a redefinition would warn.
+HARDENING_FLAGS = ["-fstack-protector-strong", "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=3", "-fstack-clash-protection"]
+BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall", *HARDENING_FLAGS]
 OPENMP_FLAGS = ["-fopenmp"]
 LINK_FLAGS = ["-Wl,-z,defs"]  # no symbol left unresolved for the loader to bind to the host process
 # Applied after BASE_FLAGS, so -O1 wins over -O3 (sanitizer reports are clearest at -O1).
-SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-O1", "-g"]
+# FORTIFY is dropped there (-U_FORTIFY_SOURCE): fortified calls go to glibc's __*_chk entry
+# points, which ASan does not intercept, so ASan would stop checking exactly those copies; its
+# own checks are stricter. The stack protector and stack-clash probes stay on.
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-O1", "-g",
+                   "-U_FORTIFY_SOURCE"]
 # Sections whose contents run when a library is loaded or unloaded.
 LOAD_TIME_SECTIONS = (".init_array", ".ctors", ".preinit_array", ".fini_array", ".dtors", ".init", ".fini")
 DIAGNOSTIC_LIMIT = 4000  # characters of compiler output sent back to the LLM
+
+
+def hardening_in_force(flags: list[str]) -> list[str]:
+    """The hardening a build has, as the evidence states it (the last -D/-U of FORTIFY wins)."""
+    fortify = [f for f in flags if "_FORTIFY_SOURCE" in f]
+    return ([f for f in ("-fstack-protector-strong", "-fstack-clash-protection") if f in flags]
+            + ([fortify[-1]] if fortify and fortify[-1].startswith("-D") else []))
 
 
 def cache_root() -> Path:
@@ -150,7 +172,7 @@ class BuildResult:
     def record(self) -> dict:
         tc = toolchain()
         return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS, "isa": tc["isa"],
-                "cache_key": self.job.key}
+                "hardening": hardening_in_force(self.flags), "cache_key": self.job.key}
 
     def object(self, source: str = "kernel.cpp") -> Path | None:
         """The compiled object of one source (present once it compiled, even if the link failed)."""
@@ -162,17 +184,24 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class ObjectInfo:
-    """What a compiled object needs from outside and what it would run at load time."""
+    """What a compiled object needs from outside, what it would run at load time, what it keeps
+    between calls and what its machine code does."""
 
     imports: tuple[tuple[str, str], ...]  # (symbol, demangled), undefined in the object
     load_time_sections: tuple[tuple[str, int], ...]  # (section, size) of non-empty init/fini sections
     ifuncs: tuple[str, ...]  # GNU indirect functions: their resolvers run at load time
+    writable: tuple[tuple[str, str, str, str, int], ...] = ()  # (section, symbol, demangled, bind, size)
+    anonymous_writable: tuple[tuple[str, int], ...] = ()  # (section, bytes no symbol covers)
+    defines: frozenset[str] = frozenset()  # non-local symbols it defines (as linked)
+    code: CodeFacts = CodeFacts((), (), ())  # system calls, stray executable bytes, data in code
 
 
 def inspect_object(path: Path) -> ObjectInfo:
-    """Imports (``nm``), load-time sections (``readelf -S``) and ifuncs of one object file.
+    """Imports (``nm``), load-time sections (``readelf -S``) and ifuncs of one object file, its
+    writable data and defined symbols (``readelf -s``) and the facts of its machine code
+    (``objdump -d``; see ``opgen.elf``).
 
-    The three tools run side by side; the answer is cached per file version."""
+    The tools run side by side; the answer is cached per file version."""
     stat = Path(path).stat()
     key = (str(path), stat.st_mtime_ns, stat.st_size)
     if key in _INSPECTED:
@@ -201,7 +230,14 @@ def inspect_object(path: Path) -> ObjectInfo:
         name, size = m.group(1), int(m.group(2), 16)
         if size and any(name == s or name.startswith(s + ".") for s in LOAD_TIME_SECTIONS):
             load_time.append((name, size))
-    info = ObjectInfo(imports=tuple(undefined), load_time_sections=tuple(load_time), ifuncs=tuple(ifuncs))
+    image = elf.read_elf(path)
+    data, anonymous = elf.writable_data(image)
+    info = ObjectInfo(imports=tuple(undefined), load_time_sections=tuple(load_time), ifuncs=tuple(ifuncs),
+                      writable=tuple((d.section, d.name, d.demangled, d.bind, d.size) for d in data),
+                      anonymous_writable=anonymous,
+                      defines=frozenset(s.name for s in image.symbols
+                                        if s.section is not None and s.bind != "LOCAL" and s.type not in ("SECTION", "FILE")),
+                      code=elf.machine_code(image, elf.disassemble(path)))
     _INSPECTED[key] = info
     return info
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from .build import RUNTIME, BuildResult, cache_root, toolchain as cxx_toolchain
+from . import elf
 from .errors import OpgenError
 
 RUST_RUNTIME = RUNTIME / "opgen_kernel.rs"
@@ -95,7 +96,7 @@ class RustBuildResult(BuildResult):
     def record(self) -> dict:
         tc = toolchain()
         return {"compiler": tc["rustc_version"], "flags": self.flags, "link_flags": [], "isa": tc["cpu"],
-                "cache_key": self.job.key}
+                "hardening": HARDENING_NOTE, "cache_key": self.job.key}
 
 
 def rust_job(name: str, kernel: str, shim: str, *, threads: bool, extra_flags: list[str] | None = None) -> RustBuildJob:
@@ -186,14 +187,29 @@ def trim_diagnostics(text: str, build_dir: Path) -> str:
     return out.strip()
 
 
+# What stands in for C++'s hardening flags in a Rust build, stated in the evidence: there is
+# no stable -fstack-protector for rustc, and none is needed for the kernel module, which is
+# safe Rust (every index is bounds-checked, no raw pointers); stack probes are on by default on
+# x86_64 (a large stack frame touches every page, so it cannot jump the guard page); integer
+# overflow panics in the checked build.
+HARDENING_NOTE = ("safe Rust: bounds-checked indexing, no raw pointers in the kernel module (#[forbid(unsafe_code)]); "
+                  "stack probes on by default on x86_64 (rustc's inline stack probes); overflow checks and debug "
+                  "assertions in the checked build; no stack protector (not in stable rustc)")
+
+
 @dataclass(frozen=True)
 class LibraryInfo:
-    """What a built library needs from outside, exports, and runs at load time."""
+    """What a built library needs from outside, exports, runs at load time, keeps between
+    calls and defines (its full symbol table: rustc does not strip a cdylib by default, and the
+    audit refuses to judge a library that has no symbol table)."""
 
     imports: tuple[str, ...]  # undefined dynamic symbols, version suffix dropped
     exports: tuple[str, ...]  # defined dynamic function symbols
     load_time_sections: tuple[tuple[str, int], ...]  # (section, size) of non-empty init/fini sections
     ifuncs: tuple[str, ...]
+    data: tuple[tuple[str, str], ...] = ()  # (section, demangled) of symbols in writable or TLS sections
+    defined: tuple[str, ...] = ()  # demangled names of every function and data symbol it defines
+    functions: tuple[tuple[str, str], ...] = ()  # (as linked, demangled) of every function it defines
 
 
 def inspect_library(path: Path) -> LibraryInfo:
@@ -217,4 +233,29 @@ def inspect_library(path: Path) -> LibraryInfo:
         name, size = m.group(1), int(m.group(2), 16)
         if size and name in (".init_array", ".ctors", ".preinit_array", ".fini_array", ".dtors"):
             load_time.append((name, size))
-    return LibraryInfo(tuple(imports), tuple(sorted(exports)), tuple(load_time), tuple(ifuncs))
+    image = elf.read_elf(path)
+    if not any(s.name == ".symtab" for s in image.sections):
+        raise OpgenError(f"{Path(path).name} has no symbol table, so what it keeps and defines cannot be audited",
+                         hint="build Rust kernels without -C strip=symbols (opgen.build_rust.BASE_FLAGS)")
+    data, _ = elf.writable_data(image)
+    defined = sorted({s.demangled for s in image.symbols
+                      if s.section is not None and s.type in ("FUNC", "IFUNC", "OBJECT", "TLS")})
+    return LibraryInfo(tuple(imports), tuple(sorted(exports)), tuple(load_time), tuple(ifuncs),
+                       data=tuple(sorted({(d.section, d.demangled) for d in data if d.section not in _LOADER_SECTIONS})),
+                       defined=tuple(defined),
+                       functions=tuple(sorted({(s.name, s.demangled) for s in image.symbols
+                                               if s.type in ("FUNC", "IFUNC") and s.section is not None})))
+
+
+def added_system_calls(path: Path, info: LibraryInfo, baseline: LibraryInfo) -> tuple[tuple[str, str], ...]:
+    """System-call instructions in the functions the library has beyond its baseline (std's own
+    are the baseline's too; a kernel's functions are new)."""
+    base = {shown for _, shown in baseline.functions}
+    return elf.system_calls_in(path, frozenset(name for name, shown in info.functions if shown not in base))
+
+
+# A linked library's writable sections that only the loader writes (tables of addresses and
+# load-time hooks; those hooks are audited as load-time code). Every other writable section
+# (.data, .bss, .tdata, .tbss, anything else) holds program data.
+_LOADER_SECTIONS = (".got", ".got.plt", ".dynamic", ".init_array", ".fini_array", ".preinit_array", ".relro_padding",
+                    ".tm_clone_table")

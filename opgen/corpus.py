@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .admission import GateResult, GateSettings, build_job, check_policy, run_gate
@@ -43,7 +44,9 @@ from .verify.harness import Limits
 
 CORPUS_DIR = Path("verification") / "corpus"
 MANIFEST = "manifest.yaml"
-STAGES = ("policy", "compile", "verify", "admission", "sanitizer", "checked")  # checked: Rust's checked build
+STAGES = ("policy", "compile", "verify", "admission", "sanitizer", "checked", "scale", "threads", "racecheck", "soak")
+# checked: Rust's checked build; scale: large model-shaped cases; threads: the same cases at other thread
+# counts; racecheck: the GPU layer's shared-memory race detector; soak: the nightly job's long call sequence
 
 # Small example counts keep the corpus fast; every entry was checked to be caught with
 # these counts (the development seed is fixed, so a development-stage rejection is
@@ -210,6 +213,10 @@ class Rejection:
             kinds = sorted(set(re.findall(r"\[rule ([\w-]+)\]", gate.feedback)))
         elif gate.stage in ("sanitizer", "checked") and sanitizer is not None:
             kinds = [sanitizer.kind]
+        elif gate.stage == "scale" and gate.scale is not None:
+            kinds = [gate.scale.kind]
+        elif gate.stage == "threads" and gate.threads:
+            kinds = [v.kind for _, v in gate.threads if not v.ok][:1]
         elif failed:
             kinds = [failed[0].kind]
         else:
@@ -266,6 +273,7 @@ class HonestResult:
     got: Rejection
     seconds: float
     examples: int = 0
+    name: str = ""  # an unusual kernel's file stem (verification/honest/)
 
     @property
     def ok(self) -> bool:
@@ -274,7 +282,7 @@ class HonestResult:
     def as_dict(self) -> dict[str, Any]:
         return {"op": self.op, "overload": self.overload, "target": self.target, "admitted": self.ok,
                 "stage": self.got.stage, "message": "" if self.ok else self.got.message[:2000],
-                "examples": self.examples, "seconds": round(self.seconds, 2)}
+                "examples": self.examples, "seconds": round(self.seconds, 2)} | ({"name": self.name} if self.name else {})
 
 
 @dataclass
@@ -283,6 +291,7 @@ class HonestKernel:
     overload: str
     target: str
     source: str
+    name: str = ""  # an unusual kernel's file stem (verification/honest/); "" for a shipped one
 
 
 def honest_kernels(project: Project, targets: tuple[str, ...] = ("cpu-cpp", "cpu-rust")) -> list[HonestKernel]:
@@ -294,6 +303,39 @@ def honest_kernels(project: Project, targets: tuple[str, ...] = ("cpu-cpp", "cpu
         kernel = entry.file("kernel")
         if kernel.exists():
             out.append(HonestKernel(entry.op, entry.overload, entry.target, kernel.read_text()))
+    return out
+
+
+HONEST_DIR = Path("verification") / "honest"
+TARGET_OF_SUFFIX = {".cpp": "cpu-cpp", ".rs": "cpu-rust", ".cu": "cuda", ".metal": "metal"}
+
+
+class HonestEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    op: str
+    overload: str
+
+
+def unusual_honest_kernels(project: Project) -> list[HonestKernel]:
+    """The unusual but right kernels of verification/honest/ (compensated and pairwise sums, online
+    softmaxes, Welford statistics...), from its manifest: the gate must admit them too."""
+    folder = project.root / HONEST_DIR
+    manifest = folder / "manifest.yaml"
+    if not manifest.exists():
+        return []
+    try:
+        entries = [HonestEntry.model_validate(e) for e in (yaml.safe_load(manifest.read_text()) or {})["entries"]]
+    except (ValidationError, KeyError, TypeError) as exc:
+        raise OpgenError(f"{manifest}: {exc}", hint="each entry is {name, op, overload}") from None
+    out = []
+    for e in entries:
+        files = [p for p in folder.glob(f"{e.name}.*") if p.suffix in TARGET_OF_SUFFIX]
+        if len(files) != 1:
+            raise OpgenError(f"{manifest}: entry {e.name!r} names {len(files)} kernel files",
+                             hint=f"put exactly one {e.name}.cpp/.rs/.cu/.metal beside the manifest")
+        out.append(HonestKernel(e.op, e.overload, TARGET_OF_SUFFIX[files[0].suffix], files[0].read_text(),
+                                name=e.name))
     return out
 
 
@@ -437,7 +479,7 @@ def run_honest(kernel: HonestKernel, specs: dict[str, Spec], settings: GateSetti
     result, seconds = gate(specs[kernel.op], kernel.overload, kernel.source, settings, built,
                            backend(kernel.target).target)
     return HonestResult(kernel.op, kernel.overload, kernel.target, Rejection.of(result), seconds,
-                        examples=result.evidence.get("examples", 0))
+                        examples=result.evidence.get("examples", 0), name=kernel.name)
 
 
 def _prebuild(jobs: list[tuple[Spec, str, str, str]]) -> list[BuildResult | None]:
@@ -517,7 +559,7 @@ def run_corpus(project: Project, settings: GateSettings = SETTINGS, *, names: li
         if unknown:
             raise OpgenError(f"no corpus entry named {', '.join(sorted(unknown))}")
         entries = [e for e in entries if e.name in names]
-    kernels = honest_kernels(project) if honest else []
+    kernels = honest_kernels(project) + unusual_honest_kernels(project) if honest else []
     sources: dict[str, str | None] = {}
     for e in entries:
         try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from .build_rust import LibraryInfo
-from .policy import ImportViolation, Violation, audit_object
+from .policy import THREAD_IMPORTS, ImportViolation, Violation, audit_object
 
 # Module names under std (or core/alloc) a kernel may not touch, with the rule and the why.
 _FORBIDDEN_MODULES = {
@@ -178,18 +178,117 @@ _RUST_HINTS = {
 }
 
 
+# --- What the library defines beyond its baseline: std code that reaches the OS ----------
+#
+# The source rules read paths (std::env, std::fs, ...) and can be dodged: a macro that builds
+# the path, a type alias, a `use` rename. The compiled library cannot: std is linked in
+# statically, so whatever the kernel calls in std that is not inlined away is a function the
+# library defines and the baseline (the same shim and runtime around an empty kernel) does
+# not; and anything that reaches the operating system ends in such an out-of-line function
+# (std::env::_var, std::fs::..., std::sys::...). Each new symbol's std paths (in its name and
+# its generic arguments, e.g. drop_in_place<std::fs::File>) must be on this allow-list.
+
+# std modules that compute (or synchronise the kernel's own scoped threads) and do not reach
+# the OS on their own. core:: and alloc:: are always fine: neither can reach the OS.
+ALLOWED_STD_MODULES = {
+    "f32", "f64", "num", "ascii", "char", "primitive", "hint", "ops", "iter", "cmp", "convert", "mem", "ptr",
+    "slice", "str", "string", "vec", "boxed", "rc", "borrow", "clone", "default", "marker", "option", "result",
+    "array", "cell", "fmt", "error", "any", "hash", "collections",
+    # The panic machinery: a panic becomes an Internal error through opgen's hook (the baseline has it).
+    "panicking", "panic", "rt",
+    # Locks, once-cells, barriers and atomics between the kernel's own scoped threads.
+    "sync",
+}
+# Crates std links in that compute: hash tables, byte search, CPU feature detection (cpuid).
+# compiler_builtins: the 128-bit arithmetic and mem* fallbacks rustc calls for plain operators.
+ALLOWED_CRATES = {"core", "alloc", "hashbrown", "memchr", "std_detect", "compiler_builtins", "opgen_kernel", "__rustc"}
+# std's lock implementations under std::sys (futex waits and wakes behind std::sync): synchronisation only.
+ALLOWED_STD_SYS = r"std::sys::(?:sync|futex|pal::\w+::futex)::"
+# Where threads are allowed: scoped threads only (the baseline holds a scoped spawn).
+UNSCOPED_THREAD_ITEMS = r"std::thread::(?:sleep\w*|park\w*|yield_now|spawn\b|Builder::spawn\b|current\b)"
+
+# The source rules' ids for a std module, so a cheat is named alike whichever layer catches it.
+_MODULE_RULES = {"env": "environment", "path": "file", "fs": "file", "io": "output", "net": "network",
+                 "process": "process", "time": "clock", "os": "os", "thread": "threads", "sys": "syscall",
+                 "sys_common": "syscall", "backtrace": "not-allowed", "backtrace_rs": "not-allowed"}
+STD_REACHES_OS_WHY = ("it is std code that reaches the operating system (or the process around the kernel), which "
+                      "a kernel may not use whatever path, alias or macro names it; compute from the arguments")
+
+
+def audit_std_use(defined: tuple[str, ...] | list[str], baseline: tuple[str, ...] | list[str], *,
+                  threads_allowed: bool) -> list[str]:
+    """Symbols the library defines beyond the baseline that come from std modules (or crates)
+    off the allow-list, one violation per offending module, naming a symbol."""
+    base = set(baseline)
+    offending: dict[str, str] = {}
+    for name in sorted(set(defined) - base):
+        for crate, module in re.findall(r"(?<![\w:])([A-Za-z_]\w*)::(\w+)", name):
+            if crate == "std":
+                if module == "thread" and threads_allowed:
+                    bad = re.search(UNSCOPED_THREAD_ITEMS, name) is not None
+                elif module == "sys" and re.search(ALLOWED_STD_SYS, name) and \
+                        not re.search(r"std::sys::(?!sync|futex|pal::\w+::futex)", name):
+                    bad = False
+                else:
+                    bad = module not in ALLOWED_STD_MODULES
+                where = f"std::{module}"
+            else:
+                bad, where = crate not in ALLOWED_CRATES and module != "{{closure}}" and _crate_like(crate), crate
+            if bad:
+                offending.setdefault(where, name)
+    found = []
+    for where, name in offending.items():
+        module = where.split("::")[1] if where.startswith("std::") else ""
+        rule = _MODULE_RULES.get(module, "not-allowed")
+        if rule == "threads":
+            why = ("only scoped threads are allowed (std::thread::scope), and only where the spec allows threads"
+                   if threads_allowed else "this operator's spec does not allow threads; remove std::thread")
+        else:
+            why = STD_REACHES_OS_WHY
+        found.append(f"the library defines `{name}` (from {where}) beyond the baseline: {why} [rule {rule}]")
+    return found
+
+
+def _crate_like(word: str) -> bool:
+    """A path's first segment that names a crate (not a type parameter or a keyword-ish segment)."""
+    return word.islower() or "_" in word
+
+
+def audit_library_state(data: tuple | list, baseline: tuple | list) -> list[str]:
+    """Writable or thread-local data symbols beyond the baseline: a static (atomics behind any
+    alias, statics a macro expands to, OnceLock, Mutex), a thread_local!, whatever the source said."""
+    base = {name for _, name in baseline}
+    return [f"the library has writable data `{name}` ({section}) that its baseline has not: state kept between "
+            f"calls is not allowed, whatever declares it (a static of an atomic, a Mutex or a OnceLock, a static a "
+            f"macro expands to, thread_local!); results must depend only on the arguments: keep scratch space "
+            f"local to the call and constants in const items [rule global-state]"
+            for section, name in data if name not in base]
+
+
+def audit_library_code(system_calls: tuple | list) -> list[str]:
+    """System-call instructions in functions the baseline does not have (``build_rust.added_system_calls``)."""
+    return [f"the library's function `{function}` executes `{text}`, and its baseline has no such function: a "
+            f"kernel's machine code is what rustc generates from safe Rust; it makes no system calls "
+            f"[rule machine-code]" for function, text in system_calls]
+
+
 def audit_library(info: LibraryInfo, baseline: LibraryInfo, *, expected_exports: set[str],
-                  threads_allowed: bool) -> list[ImportViolation | str]:
-    """What the kernel adds to the library beyond the baseline: denied imports, exports
-    other than the shim's, load-time code, indirect functions."""
+                  threads_allowed: bool, system_calls: tuple | list = ()) -> list[ImportViolation | str]:
+    """What the kernel adds to the library beyond the baseline: imports off the allow-list,
+    std code that reaches the OS, writable data, system calls, exports other than the shim's,
+    load-time code, indirect functions."""
     added = sorted(set(info.imports) - set(baseline.imports))
     found: list[ImportViolation | str] = []
-    for v in audit_object([(name, name) for name in added], threads_allowed=threads_allowed):
+    for v in audit_object([(name, name) for name in added], threads_allowed=threads_allowed,
+                          thread_imports=THREAD_IMPORTS):
         if isinstance(v, ImportViolation) and v.rule == "threads":
             v = ImportViolation("threads", v.symbol, "this operator's spec does not allow threads; remove std::thread")
         elif isinstance(v, ImportViolation) and v.symbol in _RUST_HINTS:
             v = ImportViolation(v.rule, v.symbol, f"{v.why}; {_RUST_HINTS[v.symbol]}")
         found.append(v)
+    found += audit_std_use(info.defined, baseline.defined, threads_allowed=threads_allowed)
+    found += audit_library_state(info.data, baseline.data)
+    found += audit_library_code(system_calls)
     extra = sorted(set(info.exports) - expected_exports)
     if extra:
         found.append(f"the library exports {', '.join(extra)} besides the generated shim's functions; kernels "

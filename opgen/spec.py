@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .dtypes import DL_INT, DL_UINT, DTYPES, DType
 from .errors import SpecError
@@ -46,7 +46,21 @@ class Tolerance(Strict):
     # bound is proportional to, for ops where neither |ref| nor the reference of |inputs| is
     # one (attention: sum_j p_ij |v_j| times the score magnitude).
     basis: Literal["reference", "abs_inputs", "error_scale"] = "reference"
+    # For results whose error bound grows with the number of terms a reduction adds (recursive
+    # summation of n terms errs by up to (n - 1) * u relative): the rtol used is
+    # rtol + rtol_per_term * n, where ``terms`` names the length n: an axis parameter (the length
+    # of the axis it names) or a core dim of the gufunc shape rule. The gate's scale stage draws
+    # reductions of 100k terms and more, where a constant rtol fit to short rows either rejects
+    # every ordinary summation order or admits everything on short ones.
+    terms: str | None = None
+    rtol_per_term: float = Field(default=0.0, ge=0)
     why: str = ""
+
+    def at(self, terms: int) -> "Tolerance":
+        """This tolerance for a reduction of ``terms`` terms."""
+        if not self.rtol_per_term or terms <= 0:
+            return self
+        return self.model_copy(update={"rtol": self.rtol + self.rtol_per_term * terms})
 
 
 class Domain(Strict):
@@ -107,6 +121,15 @@ class BenchCase(Strict):
     why: str = ""
 
 
+class ScaleCaseSpec(Strict):
+    """One large case the scale stage runs besides the ones it derives (``opgen.verify.scale``):
+    shapes and scalars as in a benchmark case; values are drawn from the stage's distributions."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    why: str = ""
+
+
 class Raises(Strict):
     error: PyError
     when: str = Field(min_length=1)
@@ -124,6 +147,8 @@ class Overload(Strict):
     threads: bool | None = None
     notes: str = ""
     bench: list[BenchCase] = []  # timed shapes; not part of correctness (not in overload_hash)
+    # Large cases for the gate's scale stage beside the derived ones (part of correctness: hashed).
+    scale: list[ScaleCaseSpec] = []
 
     @field_validator("name")
     @classmethod
@@ -317,6 +342,11 @@ class Spec(Strict):
             raise ValueError(f"overload names must be unique; repeated: {sorted(dup)}")
         return v
 
+    @model_validator(mode="after")
+    def _terms(self) -> "Spec":
+        _check_terms(self)
+        return self
+
     # Filled in by load_spec; not part of the YAML.
     path: Path | None = Field(default=None, exclude=True)
     text_hash: str = Field(default="", exclude=True)
@@ -336,6 +366,13 @@ class Spec(Strict):
         if dt.name in self.tolerance:
             return self.tolerance[dt.name]
         return Tolerance(rtol=dt.rtol, atol=dt.atol, why=f"default for {dt.name}")
+
+    def tolerance_at(self, overload: Overload, dt: DType, args: dict[str, Any]) -> Tolerance:
+        """The tolerance for these arguments (a ``terms``-dependent one resolved to their length)."""
+        tol = self.tolerance_for(overload, dt)
+        if tol.terms is None:
+            return tol
+        return tol.at(term_count(overload, tol.terms, args))
 
     def threads_allowed(self, overload: Overload) -> bool:
         return self.threads if overload.threads is None else overload.threads
@@ -358,6 +395,44 @@ class Spec(Strict):
         blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"}, exclude_defaults=True)
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def term_count(overload: Overload, terms: str, args: dict[str, Any]) -> int:
+    """The length a tolerance's ``terms`` names, for concrete arguments: the axis an axis parameter
+    names, or a core dim's size (0 when the arguments do not say)."""
+    dom = overload.domain.get(terms)
+    if dom is not None and dom.axis_of is not None:
+        shape = tuple(getattr(args.get(dom.axis_of), "shape", ()))
+        if not shape:
+            return 1
+        axis = int(args[terms])
+        return int(shape[axis % len(shape)]) if -len(shape) <= axis < len(shape) else 0
+    rule = overload.rule
+    if rule is not None and rule.kind == "gufunc":
+        for p, core in zip(overload.sig.tensor_params, rule.inputs_core):
+            if terms in core:
+                shape = tuple(getattr(args.get(p.name), "shape", ()))
+                at = len(shape) - len(core) + core.index(terms)
+                return int(shape[at]) if 0 <= at < len(shape) else 0
+    return 0
+
+
+def _check_terms(spec: "Spec") -> None:
+    """A tolerance's ``terms`` must name an axis parameter or a core dim of every overload it serves."""
+    for o in spec.overloads:
+        for dt_name in {**spec.tolerance, **o.tolerance}:
+            tol = o.tolerance.get(dt_name) or spec.tolerance.get(dt_name)
+            if tol is None or tol.terms is None:
+                if tol is not None and tol.rtol_per_term:
+                    raise ValueError(f"tolerance.{dt_name}: rtol_per_term needs terms (the axis parameter or core dim "
+                                     "whose length the error grows with)")
+                continue
+            dom = o.domain.get(tol.terms)
+            cores = {d for core in (o.rule.inputs_core if o.rule is not None and o.rule.kind == "gufunc" else ())
+                     for d in core}
+            if not ((dom is not None and dom.axis_of is not None) or tol.terms in cores):
+                raise ValueError(f"tolerance.{dt_name}.terms is {tol.terms!r}, which is neither an axis parameter "
+                                 f"nor a core dim of overload {o.name}; name the axis or dim the reduction runs over")
 
 
 def _check_dtype_keys(v: dict[str, Any]) -> None:

@@ -186,3 +186,41 @@ def test_the_cache_key_names_a_directory_per_candidate(private_cache):
     assert sorted(p.name for p in d.iterdir() if not p.name.endswith(".log")) == ["kernel.cpp", "kernel.cpp.o", "lib.so"]
     assert (d / "kernel.cpp").read_text() == job.sources["kernel.cpp"]
     assert len(job.key) == 32 and uuid.UUID(job.key)  # 128 hex bits
+
+
+# --- hardening and the object facts the audit decides on ---------------------------------------
+
+def test_every_cxx_build_is_hardened_and_says_so():
+    job = BuildJob(name="hardened", sources={"kernel.cpp": "int f() { return 1; }"})
+    for flag in ("-fstack-protector-strong", "-D_FORTIFY_SOURCE=3", "-fstack-clash-protection"):
+        assert flag in job.flags and flag in build_mod.sanitizer_job(job).flags or "FORTIFY" in flag
+    assert build_mod.hardening_in_force(job.flags) == ["-fstack-protector-strong", "-fstack-clash-protection",
+                                                       "-D_FORTIFY_SOURCE=3"]
+    # FORTIFY's __*_chk calls bypass ASan's interceptors: the sanitizer build says it has none.
+    assert build_mod.hardening_in_force(build_mod.sanitizer_job(job).flags) == ["-fstack-protector-strong",
+                                                                               "-fstack-clash-protection"]
+
+
+OBJECT_FACTS = r"""
+#include <cstring>
+namespace { unsigned long calls = 0; }
+thread_local int per_thread = 0;
+__attribute__((used, section(".fastpath,\"ax\",@progbits#"))) const unsigned char kStub[] = {0x0f, 0x05, 0xc3};
+__asm__(".text\n.globl hand\n.type hand,@function\nhand:\n  mov %rdi,%rax\n  syscall\n  ret\n.size hand,.-hand\n"
+        ".byte 0x0f, 0x05\n");
+extern "C" int getrlimit(int, void*) __attribute__((weak));
+int counted(const char* s) { char b[16]; std::strcpy(b, s); ++per_thread; return ++calls + b[0] + (getrlimit != nullptr); }
+"""
+
+
+def test_object_facts_show_state_imports_and_machine_code(tmp_path):
+    src, obj = tmp_path / "facts.cpp", tmp_path / "facts.cpp.o"
+    src.write_text(OBJECT_FACTS)
+    subprocess.run([toolchain()["cxx"], *build_mod.BASE_FLAGS, "-c", str(src), "-o", str(obj)], check=True)
+    info = build_mod.inspect_object(obj)
+    assert {"__stack_chk_fail", "__strcpy_chk", "getrlimit"} <= {raw for raw, _ in info.imports}  # hardening in force
+    owned = {(section, shown) for section, _, shown, _, _ in info.writable}
+    assert (".bss", "(anonymous namespace)::calls") in owned and (".tbss", "per_thread") in owned
+    assert ("hand", ".text") == info.code.system_calls[0][:2] and info.code.system_calls[0][3] == "syscall"
+    assert (".fastpath", "kStub", "OBJECT") in info.code.data_in_code
+    assert any(section == ".text" and size == 2 for section, _, size, _ in info.code.stray)  # the bare .byte pair

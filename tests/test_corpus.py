@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from opgen.cli import app
 from opgen.corpus import (CORPUS_DIR, SETTINGS, EntryResult, HonestResult, corpus_dir, fill_table, honest_kernels,
-                          load_manifest, render_tally, run_entry, run_honest, tally)
+                          load_manifest, render_tally, run_entry, run_honest, tally, unusual_honest_kernels)
 from opgen.errors import OpgenError
 from opgen.policy import check
 from opgen.project import PACKAGE_ROOT, Project
@@ -61,6 +61,18 @@ def test_corpus_entry_is_rejected_for_its_reason(entry):
     if r.outcome == "admitted":
         pytest.fail(f"ADMITTED, a hole in the gate: {what}")
     pytest.fail(f"rejected for another reason: {what}\n{r.got.message[:3000]}")
+
+
+UNUSUAL = unusual_honest_kernels(Project(ROOT))
+
+
+@pytest.mark.parametrize("kernel", UNUSUAL, ids=[k.name for k in UNUSUAL])
+def test_an_unusual_but_right_kernel_is_admitted(kernel):
+    """verification/honest/: compensated and pairwise sums, online softmaxes, Welford statistics, a
+    packed OpenMP matmul, a block-stride CUDA reduction. A new stage must not reject honest work."""
+    r = run_honest(kernel, SPECS)
+    HONEST_RESULTS[kernel.name] = r
+    assert r.ok, f"false rejection of {kernel.name} ({kernel.op} {kernel.overload}): {r.got.message[:3000]}"
 
 
 @pytest.mark.parametrize("kernel", HONEST, ids=[f"{k.op}-{k.overload}-{k.target}" for k in HONEST])

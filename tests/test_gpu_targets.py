@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from opgen.build import build
 from opgen.cli import app
 from opgen.ffi import Kernel, KernelError
 from opgen.gpu import policy as gpu_policy
-from opgen.gpu.build import build_cuda, cuda_job, emulation_job, nvcc
+from opgen.gpu.admission import RACE_RECORD, explain_race
+from opgen.gpu.build import build_cuda, build_racecheck, cuda_job, emulation_job, nvcc
 from opgen.gpu.device_abi import contract
 from opgen.gpu.dialect import CUDA, METAL
 from opgen.gpu.host import render_cuda_host, render_emulated_host
@@ -120,6 +122,8 @@ def test_every_shipped_gpu_answer_is_inside_the_subset(answer):
     ("x = __shfl_down_sync(0xffffffff, x, 1);", "warp"),
     ("if (threadIdx.x < warpSize) {}", "warp"),
     ("atomicAdd(out, 1.0f);", "atomics"),
+    ("__atomic_fetch_add((int*)out, 1, 0);", "atomics"),  # the compiler's builtins: no race-check hooks either
+    ("__sync_fetch_and_add((int*)out, 1);", "atomics"),
     ("__threadfence();", "fence-timer"),
     ("extern __shared__ float dyn[];", "dynamic-shared"),
     ("__shared__ float t[4] = {0};", "shared-initializer"),
@@ -257,6 +261,87 @@ def test_declared_errors_are_raised_by_the_host_code():
     pool = emulated((ROOT / "answers/cuda/torch.nn.functional.avg_pool2d__f32.cu").read_text(), "cuda", AVG_POOL)
     with pytest.raises(ValueError, match="padding should be at most half"):
         pool([np.ones((2, 5, 5), np.float32), 2, 2, 1, 1, 2, 0], out=np.empty((2, 0, 0), np.float32))
+
+
+# ------------------------------------------------------------------ the race check
+
+def race_checked(source: str, target: str = "cuda", spec=MATMUL, overload: str = "f32") -> tuple[Kernel, Path]:
+    """The race-check build of a kernel (instrumented, opgen's race detector), loaded in process."""
+    o = spec.overload(overload)
+    job = emulation_job(spec, o, target, source)
+    normal = build([job])[0]
+    assert normal.ok, normal.diagnostics
+    race = build_racecheck(job, normal)
+    assert race.ok, race.diagnostics
+    name = contract(spec, o, CUDA if target == "cuda" else METAL).name
+    return Kernel(ctypes.CDLL(str(race.library)), f"opgen_{name}", o.sig), race.library
+
+
+RACY = """  __shared__ float sums[16];
+  const int i = blockIdx.x * 16 + threadIdx.x, j = blockIdx.y * 16 + threadIdx.y;
+  if (threadIdx.y == 0) sums[threadIdx.x] = 0.0f;
+  __syncthreads();
+  sums[threadIdx.x] += 1.0f;
+  __syncthreads();
+  if (i < n && j < m) {
+    float acc = sums[threadIdx.x] - 16.0f;  // 0: every thread of the column added its 1
+    const long long z = blockIdx.z;
+    for (int t = 0; t < k; ++t) acc += a[(z * m + j) * k + t] * b[(z * k + t) * n + i];
+    out[(z * m + j) * n + i] = acc;
+  }"""
+
+
+def test_the_race_check_names_both_accesses_threads_and_interval():
+    # Sixteen threads of a column add into one shared slot between two barriers: 16 on the layer
+    # (every thread runs to the barrier alone), so the matmul comes out right; on a GPU increments
+    # are lost. The normal build cannot tell.
+    source = matmul_kernel(RACY)
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    assert (emulated(source)([a, b], out=np.empty((3, 5), np.float32)) == 4).all()
+    kernel, library = race_checked(source)
+    records = []
+    for _ in range(2):  # the forward and the reverse schedule both see it
+        with pytest.raises(KernelError, match="shared-memory data race") as info:
+            kernel([a, b], out=np.empty((3, 5), np.float32))
+        records.append(RACE_RECORD.search(str(info.value)))
+    assert all(records) and records[0]["now_tid"] != records[1]["now_tid"]
+    text = explain_race(records[0], library, "kernel.cu", "__syncthreads()")
+    line = 3 + RACY.splitlines().index("  sums[threadIdx.x] += 1.0f;")  # after the launch line and the head
+    assert f"thread (0, 1, 0) reads `sums` (byte 0 of its 64) at kernel.cu:{line}" in text
+    assert f"thread (0, 0, 0) wrote the same byte at kernel.cu:{line}" in text
+    assert f"from __syncthreads() at kernel.cu:{line - 1} to __syncthreads() at kernel.cu:{line + 1}" in text
+
+
+def test_the_race_check_sees_metal_threadgroup_memory():
+    source = (ROOT / "verification/corpus/max_pool2d_f32_metal_threadgroup_max_race.metal").read_text()
+    pool = SPECS["torch.nn.functional.max_pool2d"]
+    kernel, library = race_checked(source, "metal", pool)
+    with pytest.raises(KernelError, match="shared-memory data race") as info:
+        kernel([np.arange(32, dtype=np.float32).reshape(2, 4, 4), 4, 4, 4, 4, 0, 0], out=np.empty((2, 1, 1), np.float32))
+    text = explain_race(RACE_RECORD.search(str(info.value)), library, "kernel.metal",
+                        "threadgroup_barrier(mem_flags::mem_threadgroup)")
+    assert "`best`" in text and "kernel.metal:51" in text and "threadgroup_barrier(mem_flags::mem_threadgroup) at kernel.metal:" in text
+
+
+@pytest.mark.parametrize("answer", ["cuda/operator.matmul__f32.cu", "metal/operator.matmul__f32.metal"])
+def test_a_kernel_with_its_barriers_passes_the_race_check(answer):
+    # The tiled matmul: every tile element written by one thread, read by others only after the
+    # barrier, overwritten only after the next one; two tiles of k, partial blocks, both schedules.
+    kernel, _ = race_checked((ROOT / "answers" / answer).read_text(), Path(answer).parent.name)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 19, 37)).astype(np.float32), rng.standard_normal((37, 21)).astype(np.float32)
+    for _ in range(2):
+        out = kernel([a, b], out=np.full((2, 19, 21), np.nan, np.float32))
+        np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_the_gate_rejects_a_race_at_stage_racecheck_with_the_lines():
+    settings = GateSettings(dev_examples=10, admission_examples=10, admission_runs=1, sanitizer_examples=3,
+                            limits=Limits(cpu_seconds=60, wall_seconds=120.0))
+    gate = run_gate(MATMUL, MATMUL.overload("f32"), matmul_kernel(RACY), settings, target="cuda")
+    assert (gate.ok, gate.stage) == (False, "racecheck"), gate.feedback
+    assert "shared-memory data race" in gate.feedback and "`sums`" in gate.feedback
+    assert re.search(r"kernel\.cu:\d+, and thread .* kernel\.cu:\d+", gate.feedback)
 
 
 # ------------------------------------------------------------------ the gate

@@ -253,3 +253,76 @@ def test_string_literals_are_not_comments():
 
 def test_comment_markers_inside_raw_strings_do_not_hide_code():
     assert "process" in {v.rule for v in check(wrap('auto s = R"(" // )"; system("ls");'), threads_allowed=False)}
+
+
+# --- the compiled object: imports on an allow-list, no state, no hand-placed machine code ----
+
+from opgen.policy import audit_machine_code, audit_object, audit_state  # noqa: E402
+
+
+def imports(*names):
+    return [(n, n) for n in names]
+
+
+def test_what_computing_needs_is_imported_freely():
+    honest = imports("expf", "sincos", "__exp_finite", "malloc", "free", "posix_memalign", "memcpy", "strlen",
+                     "__stack_chk_fail", "__memcpy_chk", "_Unwind_Resume", "__cxa_throw", "__gxx_personality_v0")
+    honest += [("_Znwm", "operator new(unsigned long)"), ("_ZdlPvSt11align_val_t", "operator delete(void*, std::align_val_t)"),
+               ("_ZNSt13runtime_errorC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+                "std::runtime_error::runtime_error(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)"),
+               ("_ZSt20__throw_length_errorPKc", "std::__throw_length_error(char const*)")]
+    assert audit_object(honest, threads_allowed=False) == []
+
+
+@pytest.mark.parametrize("symbol, rule, message", [
+    ("getrlimit", "environment", "reading or changing the environment (variables, process ids, limits"),
+    ("program_invocation_name", "environment", "the program's name"),
+    ("__libc_start_main", "environment", "host facts"),
+    ("getcwd", "file", "the working directory, the mount table"),
+    ("setmntent", "file", "file access"),
+    ("__asan_init", "sanitizer-evasion", "may not detect or switch off the sanitizers"),
+    ("malloc_usable_size", "not-allowed", "a kernel may import only what computing needs"),
+    ("qsort_r_unheard_of", "not-allowed", "a kernel may import only what computing needs"),
+])
+def test_anything_else_is_refused_naming_the_symbol(symbol, rule, message):
+    (v,) = audit_object(imports(symbol), threads_allowed=True)
+    assert (v.rule, v.symbol) == (rule, symbol)
+    assert f"imports `{symbol}`" in str(v) and message in str(v) and f"[rule {rule}]" in str(v)
+
+
+def test_openmp_is_allowed_only_with_threads_and_its_clock_never():
+    assert audit_object(imports("GOMP_parallel", "omp_get_thread_num"), threads_allowed=True) == []
+    assert [v.rule for v in audit_object(imports("GOMP_parallel"), threads_allowed=False)] == ["threads"]
+    assert [v.rule for v in audit_object(imports("omp_get_wtime"), threads_allowed=True)] == ["clock"]
+    # OpenMP is the only threading runtime a C++ kernel gets, even where threads are allowed.
+    assert [v.rule for v in audit_object(imports("pthread_create"), threads_allowed=True)] == ["threads"]
+
+
+def test_writable_data_the_kernel_owns_is_refused_naming_it():
+    (v,) = audit_state([(".bss", "_ZN12_GLOBAL__N_15callsE", "(anonymous namespace)::calls", "LOCAL", 8)])
+    assert "owns writable data `(anonymous namespace)::calls` (8 bytes in .bss)" in v
+    assert "use locals for scratch space, and constexpr" in v and v.endswith("[rule global-state]")
+    (anon,) = audit_state([], [(".data", 16)])
+    assert "16 bytes of writable data in .data that no symbol names" in anon and "[rule global-state]" in anon
+
+
+def test_the_runtimes_own_data_the_eh_cells_and_gpu_shared_memory_are_not_the_kernels():
+    runtime = (".bss._ZN9opgen_emu9schedulerE", "_ZN9opgen_emu9schedulerE", "opgen_emu::scheduler", "UNIQUE", 8)
+    shared = ("opgen_shared", "_ZZ1kvE4tile", "k()::tile", "LOCAL", 1024)
+    eh = (".data.rel.local.DW.ref.__gxx_personality_v0", "DW.ref.__gxx_personality_v0", "DW.ref.__gxx_personality_v0",
+          "WEAK", 8)
+    assert audit_state([runtime, shared, eh], baseline={"_ZN9opgen_emu9schedulerE"}, shared_section="opgen_shared") == []
+    # A local symbol is never the runtime's (the linker does not merge it), and the shared
+    # section is the GPU execution layer's only: a C++ kernel's statics there are its own.
+    local_namesake = runtime[:3] + ("LOCAL", 8)
+    assert len(audit_state([local_namesake], baseline={"_ZN9opgen_emu9schedulerE"})) == 1
+    assert len(audit_state([shared])) == 1
+
+
+def test_system_calls_and_bytes_outside_functions_are_refused():
+    found = audit_machine_code([("f()", ".text", 0x10, "syscall")], [(".fastpath", 0, 6, "mov    %rdi,%rax")],
+                               [(".text", "kRaw", "OBJECT")])
+    assert any("function `f()` executes `syscall` (.text+0x10)" in f for f in found)
+    assert any("6 executable bytes in .fastpath at 0x0 outside every function" in f for f in found)
+    assert any("places `kRaw` (OBJECT, not a function) in the executable section .text" in f for f in found)
+    assert all(f.endswith("[rule machine-code]") for f in found)

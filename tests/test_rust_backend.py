@@ -400,3 +400,42 @@ def test_llm_round_trip_for_rust_repairs_a_compile_error(project: Path, monkeypa
     listed = runner.invoke(app, ["list", "--json"])
     rows = [r for r in json.loads(listed.stdout) if r["op"] == "operator.add" and r["overload"] == "int"]
     assert {(r["target"], r["status"]) for r in rows} == {("cpu-cpp", "missing"), ("cpu-rust", "verified")}
+
+
+# --- the library audit on symbols: std code that reaches the OS, state, system calls ---------
+
+from opgen.policy_rust import audit_library_code, audit_library_state, audit_std_use  # noqa: E402
+
+
+def test_std_code_beyond_the_baseline_is_refused_by_module_whatever_the_source_said():
+    base = ["std::panicking::begin_panic_handler", "core::fmt::write"]
+    assert audit_std_use(base + ["core::ptr::drop_in_place<alloc::vec::Vec<f64>>", "<f64>::powf",
+                                 "hashbrown::raw::RawTable::reserve_rehash", "std::sync::once_lock::OnceLock::initialize"],
+                         base, threads_allowed=False) == []
+    found = audit_std_use(base + ["std::env::_var_os", "core::ptr::drop_in_place<std::fs::Metadata>",
+                                  "<std::path::Path>::is_file", "std::time::Instant::now", "gimli::read::Dwarf::load"],
+                          base, threads_allowed=False)
+    text = "\n".join(found)
+    assert "`std::env::_var_os` (from std::env) beyond the baseline" in text and "[rule environment]" in text
+    assert "(from std::fs)" in text and "[rule file]" in text and "(from std::path)" in text
+    assert "(from std::time)" in text and "[rule clock]" in text
+    assert "(from gimli)" in text and "[rule not-allowed]" in text
+    assert all("reaches the operating system" in f for f in found)
+
+
+def test_scoped_threads_are_the_only_std_thread_code_a_kernel_may_add():
+    scoped = ["core::ptr::drop_in_place<std::thread::lifecycle::Packet<()>>"]
+    assert audit_std_use(scoped, [], threads_allowed=True) == []
+    (no_threads,) = audit_std_use(scoped, [], threads_allowed=False)
+    assert "does not allow threads" in no_threads and "[rule threads]" in no_threads
+    (sleeping,) = audit_std_use(["std::thread::sleep"], [], threads_allowed=True)
+    assert "only scoped threads" in sleeping and "[rule threads]" in sleeping
+
+
+def test_writable_data_and_system_calls_beyond_the_baseline_are_refused():
+    base = [(".bss", "std::panicking::panic_count::GLOBAL_PANIC_COUNT")]
+    (state,) = audit_library_state(base + [(".bss", "opgen_kernel::kernel::CALLS")], base)
+    assert "writable data `opgen_kernel::kernel::CALLS` (.bss) that its baseline has not" in state
+    assert "[rule global-state]" in state
+    (call,) = audit_library_code([("opgen_kernel::kernel::f", "syscall")])
+    assert "`opgen_kernel::kernel::f` executes `syscall`" in call and "[rule machine-code]" in call

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from opgen.admission import build_job
+from opgen.admission import GATE_VERSION, build_job
 from opgen.build import build
 from opgen.cli import app
 from opgen.ffi import Kernel
@@ -56,6 +56,13 @@ def test_every_entry_records_evidence_and_truthful_provenance(specs):
     for entry in Registry(ROOT / "generated").entries():
         ev, pv = entry.data["evidence"], entry.data["provenance"]
         assert ev["examples"] > 0 and len(ev["runs"]) >= 3
+        where = f"{entry.op} {entry.overload} {entry.target} {entry.variant}"
+        assert ev.get("gate_version") == GATE_VERSION, f"{where} was admitted by an older gate; re-admit it"
+        assert ev["stages"]["scale"]["examples"] == ev["stages"]["scale"]["cases"], where
+        o = specs[entry.op].overload(entry.overload)
+        if specs[entry.op].threads_allowed(o) and entry.target in ("cpu-cpp", "cpu-rust"):
+            counts = ev["stages"]["threads"]["counts"]
+            assert 1 in counts and max(counts) >= 8, f"{where}: not run at 1 and at >= 8 threads"
         assert {"python", "numpy", "hypothesis"} <= set(ev["libraries"])
         assert ev["build"]["flags"] and ev["build"]["isa"]
         assert pv["provider"] in {"file", "replay", "openai-compatible"}

@@ -89,7 +89,7 @@ def test_unknown_key_without_a_close_match_lists_the_allowed_keys(tmp_path):
     path = write(tmp_path, BASE + "    zzzz: 1\n")
     msg = error_of(path).message
     assert msg.startswith(f"{path}:7: unknown key 'zzzz' at overloads.0.zzzz; allowed keys here: ")
-    assert "domain, name, notes, raises, reference, shape, signature, threads, tolerance" in msg
+    assert "domain, name, notes, raises, reference, scale, shape, signature, threads, tolerance" in msg
     assert "path" not in msg and "text_hash" not in msg
 
 

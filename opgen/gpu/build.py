@@ -40,7 +40,7 @@ from .launch import parse_launch, render_geometry
 
 GPU_RUNTIME = Path(__file__).parent / "runtime"
 EMULATION_HEADERS = ("opgen_emu.hpp", "opgen_emu_cuda.hpp", "opgen_emu_metal.hpp", "opgen_emu_metal_types.hpp",
-                     "opgen_emu_runtime.hpp", "opgen_gpu_host.hpp", "opgen_gpu_emu_host.hpp")
+                     "opgen_emu_runtime.hpp", "opgen_emu_racecheck.hpp", "opgen_gpu_host.hpp", "opgen_gpu_emu_host.hpp")
 CUDA_HEADERS = ("opgen_gpu_host.hpp", "opgen_gpu_cuda_host.cuh")
 # Device code routinely reads floats through float4 (vector loads): no strict-aliasing
 # assumptions; MSL attributes ([[buffer(0)]]) and #pragma unroll are not g++'s.
@@ -66,6 +66,75 @@ def emulation_job(spec: Spec, overload: Overload, target: str, source: str) -> B
     sources.update({name: (GPU_RUNTIME / name).read_text() for name in EMULATION_HEADERS})
     return BuildJob(name=f"{spec.op}__{overload.name}-{target}-emulated", sources=sources, threads=False,
                     extra_flags=list(EMULATION_FLAGS))
+
+
+# --- the race-check build ----------------------------------------------------------------
+
+# The kernel's translation unit with GCC's ThreadSanitizer instrumentation: every load and store
+# calls a __tsan_* hook, and opgen's own hooks (runtime/opgen_emu_racecheck.hpp, in the host code's
+# unit) check the ones that touch shared memory. No libtsan is linked (the link line has no
+# -fsanitize=thread): its happens-before runtime knows nothing of the fibers, and the hooks need
+# none of it. -Og -g: every access stays where the source put it, so addr2line names its line (at
+# -O1 a `shared[i] += x` in a loop is loaded before the loop and stored after it, and would be
+# reported at the loop's lines); function entry/exit hooks off (they would only cost).
+RACECHECK_FLAGS = ["-Og", "-g", "-fno-omit-frame-pointer", "-fsanitize=thread",
+                   "--param=tsan-instrument-func-entry-exit=0"]
+
+
+@dataclass
+class RaceBuild:
+    key: str
+    ok: bool
+    library: Path | None
+    diagnostics: str
+    cached: bool
+    seconds: float
+    flags: list[str]
+
+
+def build_racecheck(job: BuildJob, built: Any = None) -> RaceBuild:
+    """The race-check variant of an emulation job: kernel.cpp instrumented, linked with the host code.
+
+    The host code's object is the normal build's (``built``, a BuildResult of ``job``; the race
+    runtime is in every build of it, idle unless the kernel is instrumented) when it has one;
+    otherwise it is compiled here. The kernel object comes first on the link line, so the
+    instrumented copy of every inline function the two units share is the one kept. Cached under
+    ``.opgen-cache/build-racecheck`` by the job's key and these flags."""
+    from ..build import LINK_FLAGS, toolchain, trim_diagnostics
+
+    started = time.monotonic()
+    key = hashlib.sha256(json.dumps([job.key, RACECHECK_FLAGS]).encode()).hexdigest()[:32]
+    root = cache_root() / "build-racecheck"
+    root.mkdir(parents=True, exist_ok=True)
+    d = root / key
+    flags = job.flags + RACECHECK_FLAGS
+    with FileLock(str(root / ".build.lock"), timeout=1800):  # its own lock: beside the g++ builds
+        lib = d / "lib.so"
+        if lib.exists():
+            return RaceBuild(key, True, lib, "", True, 0.0, flags)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, text in job.sources.items():
+            (d / name).write_text(text)
+        cxx = toolchain()["cxx"]
+        include = f"-I{RUNTIME}"
+        shim = built.object("shim.cpp") if built is not None and getattr(built, "ok", False) else None
+        compiles = [subprocess.Popen([cxx, *flags, include, "-c", "kernel.cpp", "-o", "kernel.cpp.o"], cwd=d,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)]
+        if shim is None:
+            shim = d / "shim.cpp.o"
+            compiles.append(subprocess.Popen([cxx, *job.flags, include, "-c", "shim.cpp", "-o", "shim.cpp.o"], cwd=d,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        logs = [p.communicate()[0] for p in compiles]
+        ok = all(p.returncode == 0 for p in compiles)
+        if ok:
+            done = subprocess.run([cxx, *job.flags, *LINK_FLAGS, "-shared", "kernel.cpp.o", str(shim), "-o",
+                                   "lib.so.tmp"], cwd=d, capture_output=True, text=True)
+            logs.append(done.stdout + done.stderr)
+            ok = done.returncode == 0
+            if ok:
+                os.replace(d / "lib.so.tmp", lib)
+        diagnostics = trim_diagnostics("".join(logs), d)
+    return RaceBuild(key, ok, lib if ok else None, diagnostics, False, time.monotonic() - started, flags)
 
 
 # --- CUDA with nvcc ---------------------------------------------------------------------

@@ -70,7 +70,11 @@ def render_emulated_host(spec: Spec, overload: Overload, target: str) -> str:
                         f"opgen_h_{p.name}.size());")
         elif p.role == "output":
             elem = p.host_type.removesuffix("*")
-            body.append(f'opgen::gpu::Buffer<{elem}> opgen_d_out("out", opgen::gpu::count(opgen_out.numel(), "out"));')
+            # The device output starts as the caller's out (the verifier prefills it differently from
+            # call to call): a kernel cannot tell a verification call by an all-NaN output, and what
+            # it leaves unwritten stays wrong whatever the prefill.
+            body.append(f'opgen::gpu::Buffer<{elem}> opgen_d_out("out", opgen_out.data<{elem}>(), '
+                        f'opgen::gpu::count(opgen_out.numel(), "out"));')
     body.append(f"const opgen::gpu::Launch opgen_launch = opgen_launch_geometry({', '.join(c.launch_names)});")
     args = ", ".join(p.name if p.role == "size" else p.host_value for p in c.params)
     body.append(f"opgen::gpu::emu_launch(opgen_launch, [&] {{ {c.name}({args}); }});")

@@ -132,11 +132,12 @@ def _finish(project: Project, reports: Path, result: dict[str, Any], band: float
 @nightly_app.callback(invoke_without_command=True)
 def nightly(
     ctx: typer.Context,
-    budget_name: str = typer.Option("nightly", "--budget", help=f"Preset: {', '.join(f'{b.name} ({b.dev_examples} dev + {b.admission_runs}x{b.admission_examples} fresh + {b.sanitizer_examples} sanitizer examples)' for b in BUDGETS.values())}."),
+    budget_name: str = typer.Option("nightly", "--budget", help=f"Preset: {', '.join(f'{b.name} ({b.dev_examples} dev + {b.admission_runs}x{b.admission_examples} fresh + {b.sanitizer_examples} sanitizer examples + {b.soak_calls} long-run calls)' for b in BUDGETS.values())}."),
     examples: Optional[int] = typer.Option(None, "--examples", help="Fresh-seed examples per admission run (overrides the preset)."),
     runs: Optional[int] = typer.Option(None, "--runs", help="Fresh-seed runs per entry (overrides the preset)."),
     dev_examples: Optional[int] = typer.Option(None, "--dev-examples", help="Examples of the fixed-seed development run."),
     sanitizer_examples: Optional[int] = typer.Option(None, "--sanitizer-examples", help="Examples under ASan+UBSan (0: no sanitizer run)."),
+    soak_calls: Optional[int] = typer.Option(None, "--soak-calls", help="Calls in each entry's long-run check, every one checked (0: none)."),
     bench_rounds: Optional[int] = typer.Option(None, "--bench-rounds", help="Interleaved timing rounds per benchmark case (the median is kept)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Names the run and salts its seeds (default: $OPGEN_RUN_ID, GitHub's run id, or the UTC time). The same id reproduces the same seeds."),
     shard: Optional[str] = typer.Option(None, "--shard", help="I/N: run only this deterministic slice and write a shard result for `opgen nightly merge`."),
@@ -161,7 +162,8 @@ def nightly(
         project = Project.locate(root)
         reports = Path(reports_dir) if reports_dir else project.reports
         chosen = budget(budget_name, dev_examples=dev_examples, admission_examples=examples, admission_runs=runs,
-                        sanitizer_examples=sanitizer_examples, bench_rounds=bench_rounds)
+                        sanitizer_examples=sanitizer_examples, bench_rounds=bench_rounds,
+                        soak_calls=soak_calls)
         band = _noise_band(noise_band)
         the_shard = Shard.parse(shard) if shard is not None else None
         rid = run_id or default_run_id()

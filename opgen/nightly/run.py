@@ -44,11 +44,12 @@ class Budget:
     admission_runs: int
     sanitizer_examples: int
     bench_rounds: int  # interleaved kernel/reference timing rounds per case (the median is kept)
+    soak_calls: int = 20_000  # the long-run check: calls on a pool of small examples, every one checked
 
     def gate_settings(self, run_id: str) -> GateSettings:
         return GateSettings(dev_examples=self.dev_examples, admission_examples=self.admission_examples,
                             admission_runs=self.admission_runs, sanitizer_examples=self.sanitizer_examples,
-                            seed_salt=f"nightly/{run_id}")
+                            soak_calls=self.soak_calls, seed_salt=f"nightly/{run_id}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,14 +58,14 @@ class Budget:
 BUDGETS = {
     # For tests and a quick look: shallower than admission; never a substitute for a nightly run.
     "smoke": Budget("smoke", dev_examples=20, admission_examples=20, admission_runs=1, sanitizer_examples=10,
-                    bench_rounds=1),
+                    bench_rounds=1, soak_calls=200),
     # The default: about twice admission's examples, a larger sanitizer sample; a few minutes for
     # the shipped library on 2 cores.
     "nightly": Budget("nightly", dev_examples=100, admission_examples=200, admission_runs=3, sanitizer_examples=60,
-                      bench_rounds=7),
+                      bench_rounds=7, soak_calls=20_000),
     # For a weekly job or a release: ten times admission's examples.
     "deep": Budget("deep", dev_examples=200, admission_examples=1000, admission_runs=4, sanitizer_examples=300,
-                   bench_rounds=15),
+                   bench_rounds=15, soak_calls=50_000),
 }
 
 
@@ -73,8 +74,9 @@ def budget(name: str = "nightly", **overrides: int | None) -> Budget:
         raise OpgenError(f"unknown budget {name!r}", hint=f"choose one of {', '.join(BUDGETS)}")
     chosen = {k: v for k, v in overrides.items() if v is not None}
     for k, v in chosen.items():
-        if v < (0 if k == "sanitizer_examples" else 1):
-            raise OpgenError(f"{k.replace('_', '-')} must be {'>= 0' if k == 'sanitizer_examples' else '>= 1'}, not {v}")
+        zero_ok = k in ("sanitizer_examples", "soak_calls")
+        if v < (0 if zero_ok else 1):
+            raise OpgenError(f"{k.replace('_', '-')} must be {'>= 0' if zero_ok else '>= 1'}, not {v}")
     return replace(BUDGETS[name], name=name + ("+custom" if chosen else ""), **chosen)
 
 

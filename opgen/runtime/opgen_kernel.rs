@@ -97,10 +97,34 @@ element! {
 }
 
 /// How many worker threads a kernel should use at most (where its spec allows threads):
-/// the CPUs this process may run on.
+/// `OMP_NUM_THREADS` when it is set to a positive number (its first entry, as OpenMP reads
+/// it, so one setting governs C++ and Rust kernels alike: the verifier runs threaded kernels
+/// with 1 thread and with more threads than cores); otherwise the CPUs this process may run on.
 pub fn max_threads() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    *N.get_or_init(|| {
+        omp_num_threads()
+            .and_then(|v| v.split(',').next().and_then(|n| n.trim().parse::<usize>().ok()))
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    })
+}
+
+/// `OMP_NUM_THREADS`, read with libc's getenv rather than `std::env`: the library audit compares
+/// the std code a kernel pulls in with a baseline built from this runtime, and a runtime that
+/// used `std::env` would put it in every threaded baseline, hiding a kernel's own use of it.
+fn omp_num_threads() -> Option<String> {
+    extern "C" {
+        fn getenv(name: *const std::os::raw::c_char) -> *const std::os::raw::c_char;
+    }
+    // SAFETY: the name is a NUL-terminated literal; getenv returns NULL or a NUL-terminated
+    // string that stays valid while nobody changes the environment (no kernel may).
+    let value = unsafe { getenv(b"OMP_NUM_THREADS\0".as_ptr().cast()) };
+    if value.is_null() {
+        return None;
+    }
+    let text = unsafe { std::ffi::CStr::from_ptr(value) };
+    text.to_str().ok().map(str::to_owned)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -73,7 +73,9 @@ def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.n
         same_inf = np.isinf(r) & (g == r)
         err = np.abs(g - r)
         allowed = tol.atol + tol.rtol * s
-        ok = both_nan | same_inf | (err <= allowed)
+        # Where the reference is infinite only the same infinity passes: |got - inf| <= rtol * inf
+        # would otherwise accept any finite value, and the other infinity.
+        ok = both_nan | same_inf | (np.isfinite(r) & (err <= allowed))
     if not ok.all():
         idx = tuple(int(i) for i in np.argwhere(~ok)[0])
         bad_count = int((~ok).sum())

@@ -58,6 +58,7 @@ class ProtocolViolation(BaseException):
 
 
 def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The dtype's sentinel: NaN, True, or the integer maximum."""
     out = np.empty(shape, dtype=dtype)
     if dtype.kind == "f":
         out.fill(np.nan)
@@ -66,6 +67,44 @@ def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     else:
         out.fill(np.iinfo(dtype).max)
     return out
+
+
+ALIGN = 64  # bytes: every buffer the executor hands a kernel starts on this boundary (as large mallocs do)
+
+
+def aligned_bytes(n: int) -> np.ndarray:
+    """A writeable uint8 array of n bytes whose data pointer is ALIGN-aligned."""
+    raw = np.empty(n + ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGN
+    return raw[start:start + n]
+
+
+class Placed:
+    """A tensor input as the kernel sees it: a view (shape, strides in bytes) whose element 0 sits
+    ``offset`` bytes into a larger buffer. The bytes around and between the view's elements (the
+    margins before and after it, the gaps of a strided view) hold a sentinel pattern chosen by the
+    runner; after the call the executor sends back the whole buffer, which the runner compares
+    byte for byte with ``buffer`` (``after``)."""
+
+    def __init__(self, buffer: np.ndarray, offset: int, shape: tuple[int, ...], strides: tuple[int, ...],
+                 dtype: np.dtype, tight: bool = False):
+        self.buffer, self.offset, self.shape, self.strides, self.dtype = buffer, offset, shape, strides, dtype
+        self.tight = tight
+        self.after: np.ndarray | None = None
+        self.extent = (offset, offset)  # the bytes [first, end) the view's elements span in the buffer
+
+    def header(self) -> dict[str, Any]:
+        return {"dtype": self.dtype.str, "shape": list(self.shape), "strides": list(self.strides),
+                "offset": self.offset, "nbytes": int(self.buffer.size), "tight": self.tight}
+
+    def view_of(self, buf: np.ndarray) -> np.ndarray:
+        return view_into(buf, self.offset, self.shape, self.strides, self.dtype)
+
+
+def view_into(buf: np.ndarray, offset: int, shape, strides, dtype: np.dtype) -> np.ndarray:
+    """The strided view at ``offset`` bytes into the uint8 buffer ``buf`` (no copy)."""
+    first = buf[offset:offset + dtype.itemsize].view(dtype)
+    return np.lib.stride_tricks.as_strided(first, shape=tuple(shape), strides=tuple(strides), writeable=True)
 
 
 # --- framing --------------------------------------------------------------------------
@@ -203,30 +242,42 @@ class Executor:
             self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
+    # The runner hands tensors over as Placed (the whole buffer travels, gaps and margins included).
+    placed = True
+
     def __call__(self, values: list[Any], out: np.ndarray | None = None) -> Any:
+        """Call the kernel on ``values`` (tensors as Placed) into ``out``, which arrives prefilled:
+        its contents travel too, and the kernel finds them in its output. On return ``out`` holds
+        the result and each Placed's ``after`` the whole buffer as the call left it."""
         header: list[dict[str, Any]] = []
         blobs: list[bytes] = []
-        arrays: list[tuple[int, np.ndarray]] = []
-        for i, (p, v) in enumerate(zip(self.sig.params, values)):
+        arrays: list[Placed] = []
+        for p, v in zip(self.sig.params, values):
             if p.type.kind == "tensor":
-                header.append({"dtype": v.dtype.str, "shape": list(v.shape), "strides": list(v.strides)})
-                blobs.append(np.ascontiguousarray(v).tobytes())
-                arrays.append((i, v))
+                header.append(v.header())
+                blobs.append(v.buffer.tobytes())
+                arrays.append(v)
             else:
                 header.append({"value": v})
+        if out is not None:
+            blobs.append(np.ascontiguousarray(out).tobytes())
         request = {"args": header, "out": None if out is None else {"dtype": out.dtype.str, "shape": list(out.shape)}}
         try:
             send(self.req_w, request, blobs)
         except BrokenPipeError:
             raise ExecutorDied(self._reap(), self.killed_for) from None
         expected = [out.nbytes] if out is not None else []
-        expected += [v.nbytes for _, v in arrays]
+        expected += [v.buffer.size for v in arrays]
         reply = self.reader.frame(max_blob=max(expected, default=0))
         if reply is None:
             raise ExecutorDied(self._reap(), self.killed_for)
         answer, got = reply
         status = answer.get("status")
-        if status == "error":
+        if status == "error":  # the inputs come back on an error too: a kernel may write them, then throw
+            if [len(b) for b in got] != expected[1 if out is not None else 0:]:
+                raise ProtocolViolation("a reply that does not match the call")
+            for v, b in zip(arrays, got):
+                v.after = np.frombuffer(b, dtype=np.uint8)
             kind, message = str(answer.get("type")), str(answer.get("message"))[:2000]
             raise ERRORS.get(kind, KernelError)(message if kind in ERRORS or kind == "KernelError" else f"{kind}: {message}")
         if status != "ok" or [len(b) for b in got] != expected:
@@ -234,10 +285,8 @@ class Executor:
         if out is not None:
             np.copyto(out, np.frombuffer(got[0], dtype=out.dtype).reshape(out.shape))
             got = got[1:]
-        for (i, v), b in zip(arrays, got):  # mirror writes into the inputs, so the runner sees them
-            after = np.frombuffer(b, dtype=v.dtype).reshape(v.shape)
-            if not np.array_equal(v, after, equal_nan=True):
-                v[...] = after
+        for v, b in zip(arrays, got):  # the whole buffer after the call: the runner compares it with v.buffer
+            v.after = np.frombuffer(b, dtype=np.uint8)
         if self.sig.returns.kind == "tensor":
             return out
         return _checked_value(self.sig, answer.get("value"))
@@ -292,6 +341,9 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
     os.close(log)
     state = sandbox.enter(directory, parent_netns)  # from here on, nothing outside may be touched
     send(resp_fd, {"status": "sandboxed", "sandbox": state})
+    # The malloc perturbation (harness._child_env) was read when the runner started; the setting
+    # itself is not left for the candidate to find (one more sign of the harness fewer).
+    os.environ.pop("GLIBC_TUNABLES", None)
     try:
         kernel = Kernel(ctypes.CDLL(library), symbol, sig)  # static initializers run now, inside the sandbox
     except (OSError, AttributeError) as exc:
@@ -305,38 +357,34 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
         if frame is None:
             os._exit(0)
         request, blobs = frame
-        values, arrays = [], []
+        values, buffers = [], []
         blob = iter(blobs)
         for a in request["args"]:
             if "dtype" in a:
-                v = _layout(np.frombuffer(next(blob), dtype=np.dtype(a["dtype"])).reshape(a["shape"]), a["strides"])
-                values.append(v)
-                arrays.append(v)
+                # The runner's buffer, byte for byte, at a fresh aligned address; the kernel gets the
+                # view at its offset and the whole buffer goes back, so writes anywhere in it show.
+                # A tight buffer (sanitizer runs: nothing around the view) is allocated exactly, so
+                # ASan's redzones sit right at its ends.
+                buf = np.empty(int(a["nbytes"]), np.uint8) if a.get("tight") else aligned_bytes(int(a["nbytes"]))
+                buf[:] = np.frombuffer(next(blob), dtype=np.uint8)
+                values.append(view_into(buf, int(a["offset"]), a["shape"], a["strides"], np.dtype(a["dtype"])))
+                buffers.append(buf)
             else:
                 values.append(a["value"])
-        out = poison(tuple(request["out"]["shape"]), np.dtype(request["out"]["dtype"])) if request["out"] else None
+        out = None
+        if request["out"]:  # prefilled by the runner (NaN, garbage, zeros, an earlier result, random bits)
+            dtype = np.dtype(request["out"]["dtype"])
+            shape = tuple(request["out"]["shape"])
+            out = np.empty(shape, dtype)  # exactly its size: a write past its end is a heap overflow ASan sees
+            out.reshape(-1).view(np.uint8)[:] = np.frombuffer(next(blob), dtype=np.uint8)
         try:
             result = kernel(values, out=out)
         except Exception as exc:  # noqa: BLE001 - the runner decides what an error means
             kind = next((n for n, t in ERRORS.items() if type(exc) is t),
                         "KernelError" if isinstance(exc, KernelError) else type(exc).__name__)
-            send(resp_fd, {"status": "error", "type": kind, "message": str(exc)})
+            send(resp_fd, {"status": "error", "type": kind, "message": str(exc)}, [b.tobytes() for b in buffers])
         else:
             reply = [out.tobytes()] if out is not None else []
-            reply += [np.ascontiguousarray(v).tobytes() for v in arrays]
+            reply += [b.tobytes() for b in buffers]
             send(resp_fd, {"status": "ok", "value": None if out is not None else result}, reply)
-        previous = values + [out]  # noqa: F841 - released only after the next call's buffers exist
-
-
-def _layout(values: np.ndarray, strides: list[int]) -> np.ndarray:
-    """``values`` in a fresh buffer with the caller's strides (non-contiguity survives the trip)."""
-    shape = values.shape
-    item = values.itemsize
-    if values.ndim == 0 or tuple(strides) == np.empty(shape, values.dtype).strides:
-        return values.copy()
-    lo = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides) if n) if values.size else 0
-    hi = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides) if n) if values.size else 0
-    buf = np.zeros(max((hi - lo) // item + 1, 1), dtype=values.dtype)
-    view = np.lib.stride_tricks.as_strided(buf[(-lo) // item:], shape=shape, strides=strides, writeable=True)
-    view[...] = values
-    return view
+        previous = values + buffers + [out]  # noqa: F841 - released only after the next call's buffers exist

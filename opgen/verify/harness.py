@@ -117,11 +117,29 @@ def _apply_limits(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None) -> dict[str, str]:
+def malloc_perturb(seed: int) -> int:
+    """The byte glibc fills freed memory with (and new allocations with its complement) in a run of
+    ``seed``: never 0 (that turns the perturbation off), different from run to run, the same for
+    the same seed (so the runs of one seed at other thread counts differ only in the threads)."""
+    return 1 + (seed * 0x9E3779B1 >> 7) % 255
+
+
+def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None, threads: int | None = None,
+               perturb: int | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "OPGEN_", "ASAN_", "UBSAN_", "LSAN_")) and k != "LD_PRELOAD"}
+           if not k.startswith(("OPENAI_", "OPGEN_", "ASAN_", "UBSAN_", "LSAN_")) and k not in ("LD_PRELOAD", "GLIBC_TUNABLES")}
+    if perturb:
+        # Heap state: a stateless kernel could still find its previous call's data in a chunk
+        # malloc hands it again (glibc reuses a freed chunk of the same size at once). With the
+        # perturbation every free overwrites the chunk and every malloc fills it, so no call sees
+        # another's leftovers. Read by ld.so when the runner starts; the forked executor inherits
+        # the setting (and removes the variable before the candidate loads). An ASan run's
+        # allocator ignores it (ASan quarantines freed chunks instead). The thread cache must go too:
+        # glibc's tcache hands back a chunk of the same size without perturbing it (measured: a
+        # 1000-byte chunk kept its tag across free and malloc with perturb alone).
+        env["GLIBC_TUNABLES"] = f"glibc.malloc.perturb={perturb}:glibc.malloc.tcache_count=0"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")]))
-    env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+    env["OMP_NUM_THREADS"] = str(threads) if threads else env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
     # The runner forks the executor after importing NumPy: no BLAS thread pool may exist by then
     # (the references are not what is timed; the kernel's OpenMP uses OMP_NUM_THREADS).
     for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
@@ -153,12 +171,18 @@ def sanitizer_options(work: Path, limits: Limits) -> dict[str, str]:
 def verify_library(
     library: Path, symbol: str, spec_path: Path, overload: str, *, seed: int, max_examples: int,
     limits: Limits = Limits(), sanitizer_runtime: str | None = None, cancel: threading.Event | None = None,
+    mode: str = "hypothesis", options: dict[str, Any] | None = None, threads: int | None = None,
 ) -> Verdict:
     """Run Hypothesis against one built kernel in a sandboxed child process and read its verdict.
 
     ``sanitizer_runtime``: what to preload (``build.sanitizer_runtime()``: libasan, libstdc++); the
     library is then an ASan+UBSan build.
     ``cancel``: set it to stop the run early (its verdict is then kind "cancelled").
+    ``mode``: "hypothesis" (examples drawn by Hypothesis, shrunk on failure) or "scale" (the
+    large, model-shaped cases of ``opgen.verify.scale`` for this seed; ``options`` carries the
+    budget).
+    ``threads``: the kernel's thread count (``OMP_NUM_THREADS``, which OpenMP and opgen's Rust
+    runtime honour); None: the machine's cores.
     """
     started = time.monotonic()
     if sanitizer_runtime:
@@ -177,13 +201,16 @@ def verify_library(
             "cpu_seconds": limits.cpu_seconds,
             "file_size_bytes": limits.file_size_bytes,
             "heap_bytes": limits.heap_bytes,
+            "mode": mode,
+            "options": options or {},
         }
         (work / "job.json").write_text(json.dumps(job))
         (work / EXEC_DIR).mkdir()
         with open(work / "output.log", "wb") as output:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "opgen.verify.runner", str(work / "job.json")],
-                cwd=work, env=_child_env(work, limits, sanitizer_runtime), stdin=subprocess.DEVNULL,
+                cwd=work, env=_child_env(work, limits, sanitizer_runtime, threads, malloc_perturb(seed)),
+                stdin=subprocess.DEVNULL,
                 stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=lambda: _apply_limits(limits),
             )

@@ -10,14 +10,23 @@ flight and how it died, and says so. Before each call it writes the example abou
 run to ``progress.json`` (for a timeout, which the parent handles); the verdict goes
 to ``result.json``, which the executor cannot write.
 
-Each example: reference on private copies; candidate into a NaN-poisoned output;
-inputs compared with their snapshots; the candidate called again on fresh copies at
-new addresses into a fresh poisoned output (catches caching by pointer or value and
-nondeterminism); both results checked against the reference.
+Each example: the reference first, on private copies; then the candidate, 1 to 3 times
+(and now and then an earlier example again, between new ones), so that no fixed pattern
+of calls marks a verification run. Every call gets fresh addresses: each tensor input
+laid out with its strides inside a larger buffer whose margins and stride gaps hold a
+sentinel that changes per call, and an output prefilled with one of several contents
+(the dtype's sentinel, garbage of the result's magnitude, zeros, another example's
+result, random bits; never the right answer). After every call each input's whole
+buffer must be byte for byte what was sent (a write inside the view, in a gap or in a
+margin is named), and the result must match the reference; the calls of one example
+must agree bit for bit (caching by pointer or value, nondeterminism). A counterexample
+describes the inputs exactly as the kernel saw them: shape, strides, the view's offset
+in its buffer and its alignment.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -29,29 +38,73 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from ..ffi import KernelError
 from ..references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from ..spec import Overload, Spec, load_spec
 from .compare import Mismatch, Outcome, compare_scalar, compare_tensor
-from .executor import Executor, ExecutorDied, ProtocolViolation, poison
+from .executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
 from .harness import EXEC_DIR, death_verdict
+from .scale import Budget, drawn_examples, scale_cases
 from .strategies import examples
 
 PREVIEW = 12  # elements of each array shown in a counterexample
 
+# How many times one example is called: 1 to 3 (mean ~2), each at fresh addresses, with fresh
+# margins and gap sentinels and its own output prefill, so "call, reference, call again on a
+# fresh copy" is not a pattern a kernel can count on. Now and then an earlier example comes
+# back between new ones (RECALL), checked against its cached reference.
+CALLS = (1, 2, 3)
+CALL_WEIGHTS = (0.3, 0.45, 0.25)
+RECALL = 0.08
+POOL = 6  # earlier examples kept for repeats
+POOL_BYTES = 1 << 16  # only small examples are kept (the scale stage's are not)
+EARLIER_BYTES = 1 << 20  # results kept as "an earlier result" output prefill
+SOAK_POOL = 24  # examples the long call sequence cycles through
+SOAK_EXAMPLE_BYTES = 1 << 16  # ... each small, so that 20k calls take seconds
 
-def describe(args: dict[str, Any]) -> dict[str, Any]:
-    """A compact, JSON-able account of one example (shapes, strides, a few values)."""
+# Output prefills, chosen per call by the runner's seeded RNG; every one must give the right
+# answer. "nan" is the dtype's sentinel (NaN, True, the integer maximum).
+FILLS = ("nan", "garbage", "zeros", "earlier", "bits")
+FILL_WORDS = {
+    "nan": "the dtype's sentinel (NaN for floats)",
+    "garbage": "finite garbage of the result's magnitude",
+    "zeros": "zeros",
+    "earlier": "another example's result",
+    "bits": "random bits",
+}
+
+
+class RecallFailed(BaseException):
+    """A repeat of an earlier, passed example failed (a BaseException: Hypothesis would otherwise
+    shrink the example in hand, which is not the one that failed)."""
+
+    def __init__(self, mismatch: Mismatch):
+        super().__init__(mismatch.message)
+        self.mismatch = mismatch
+
+
+def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> dict[str, Any]:
+    """A compact, JSON-able account of one example as the kernel saw it: shapes, strides, where the
+    view's first element sat in the buffer passed (``offset_elems``) and its address modulo 64,
+    contiguity, a few values."""
     out: dict[str, Any] = {}
     for name, v in args.items():
         if isinstance(v, np.ndarray):
             flat = v.reshape(-1)[:PREVIEW] if v.size else v.reshape(-1)
-            out[name] = {
+            d: dict[str, Any] = {
                 "dtype": str(v.dtype),
                 "shape": list(v.shape),
                 "strides_elems": [s // v.itemsize for s in v.strides],
                 "contiguous": bool(v.flags.c_contiguous),
-                "values_head": [repr(float(x)) if v.dtype.kind == "f" else repr(x.item()) for x in flat],
             }
+            if placed is not None and name in placed:
+                p = placed[name]
+                d["offset_elems"] = p.offset // v.itemsize
+                d["buffer_elems"] = p.buffer.size // v.itemsize
+                if not p.tight:  # a tight buffer is wherever malloc put it
+                    d["address_mod_64"] = p.offset % ALIGN
+            d["values_head"] = [repr(float(x)) if v.dtype.kind == "f" else repr(x.item()) for x in flat]
+            out[name] = d
         else:
             out[name] = repr(v)
     return out
@@ -80,10 +133,121 @@ def _same_strides(v: np.ndarray) -> np.ndarray:
     return view
 
 
+def _extent(v: np.ndarray) -> tuple[int, int]:
+    """Bytes from the view's element 0 to its lowest byte (<= 0) and past its highest byte."""
+    if not v.size:
+        return 0, 0
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(v.shape, v.strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(v.shape, v.strides)) + v.itemsize
+    return lo, hi
+
+
+def place(v: np.ndarray, rng: np.random.Generator, align: int, tight: bool = False) -> Placed:
+    """``v`` with its strides inside a larger buffer: margins before (so that the data pointer is
+    ``align`` bytes past a 64-byte boundary) and after the view, and the gaps of a strided view,
+    filled with a sentinel pattern that changes from call to call (random bytes, or the view's
+    own values shuffled, which look like real neighbouring data).
+
+    ``tight`` (sanitizer runs): no margins, and the executor allocates the buffer exactly, so a
+    read or write just outside the view hits ASan's redzone instead of a margin."""
+    item = v.itemsize
+    lo, hi = _extent(v)
+    if tight:
+        before = after = 0
+        hi = max(hi, item)  # a 0-size view still needs a byte to point at
+    else:
+        before = (align + lo) % ALIGN + ALIGN * int(rng.integers(1, 3))  # at least 64 bytes, keeps the alignment
+        after = item * int(rng.integers(1, 1 + 96 // item))
+    offset = before - lo
+    nbytes = offset + hi + after
+    # Only the bytes that are not the view's need a sentinel: for a contiguous view (the large
+    # model-shaped inputs) just the margins, for a strided one the whole buffer (its gaps).
+    buffer = aligned_bytes(nbytes)
+    spans = [(0, offset + lo), (offset + _extent(v)[1], nbytes)] if v.flags.c_contiguous else [(0, nbytes)]
+    looks_real = v.size and v.dtype.kind != "b" and rng.random() < 0.35
+    sample = rng.choice(v.reshape(-1), size=min(v.size, 4096)) if looks_real else None
+    for a, b in spans:
+        if b <= a:
+            continue
+        if looks_real:  # the view's own values, shuffled: neighbours that look like real data
+            buffer[a:b].view(v.dtype)[:] = np.resize(sample, (b - a) // item)
+        else:
+            buffer[a:b] = rng.integers(0, 256, size=b - a, dtype=np.uint8)
+    placed = Placed(buffer, offset, v.shape, v.strides, v.dtype, tight)
+    placed.view_of(buffer)[...] = v
+    placed.extent = (offset + lo, offset + _extent(v)[1])
+    return placed
+
+
+def where_written(p: Placed, changed: np.ndarray) -> tuple[str, dict[str, Any]]:
+    """Words for the first changed byte of an input's buffer: inside the view (which element), in a
+    gap between its elements, or in the margin before or after it."""
+    b = int(changed[0])
+    first, end = p.extent
+    item = p.dtype.itemsize
+    info: dict[str, Any] = {"byte_offset": b, "bytes_changed": int(changed.size)}
+    if b < first:
+        info["where"] = "margin_before"
+        text = f"outside the view, in the margin before it ({first - b} bytes before its lowest element; byte {b} of its buffer)"
+    elif b >= end:
+        info["where"] = "margin_after"
+        text = ("outside the view, in the margin after it (" + ("right after" if b == end else f"{b - end} bytes after")
+                + f" its highest element; byte {b} of its buffer)")
+    else:
+        owner = np.full(p.buffer.size // item, -1, dtype=np.int64)
+        size = int(np.prod(p.shape, dtype=np.int64))
+        view_into(owner.view(np.uint8), p.offset // item * 8, p.shape, [s // item * 8 for s in p.strides],
+                  owner.dtype)[...] = np.arange(size).reshape(p.shape)
+        slot = int(owner[b // item])
+        if slot >= 0:
+            index = tuple(int(i) for i in np.unravel_index(slot, p.shape)) if p.shape else ()
+            info.update(where="view", element=list(index))
+            text = f"inside the view, element {index} (byte {b} of its buffer)"
+        else:
+            info["where"] = "gap"
+            text = (f"outside the view, in a gap between its elements (strides "
+                    f"{tuple(s // item for s in p.strides)} elements; byte {b} of its buffer)")
+    return text + f"; {changed.size} bytes differ in all", info
+
+
+def _digest(args: dict[str, Any]) -> int:
+    """The example's content as a number: its call plan is derived from it (and the seed), so a
+    replay of the same example during shrinking gets the same fills and layouts."""
+    h = hashlib.blake2b(digest_size=8)
+    for name, v in args.items():
+        h.update(name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(f"{v.dtype.str}{v.shape}{v.strides}".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        else:
+            h.update(repr(v).encode())
+    return int.from_bytes(h.digest(), "little")
+
+
+class _Example:
+    """One example, its reference (computed once, before any call) and its call plan."""
+
+    def __init__(self, check: "Check", args: dict[str, Any]):
+        self.args = args
+        self.number = check.examples
+        self.rng = np.random.default_rng([check.seed & 0xFFFFFFFF, _digest(args)])
+        self.calls = int(self.rng.choice(CALLS, p=CALL_WEIGHTS))
+        # The alignment of each input's data pointer, fixed for the example: an honest kernel may
+        # round differently at another alignment (a peeled SIMD prologue), and its calls must agree.
+        self.align = {}
+        for p in check.sig.tensor_params:
+            v = args[p.name]
+            self.align[p.name] = 0 if self.rng.random() < 0.5 else v.itemsize * int(self.rng.integers(0, ALIGN // v.itemsize))
+        self.ref, self.ref_err = check.expected(args)
+        self._scale: Any = False
+        self.first: Any = None
+        self.nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
+
+
 class Check:
     """Everything one example needs: the reference, the candidate and the comparison."""
 
-    def __init__(self, spec: Spec, overload: Overload, kernel: Kernel, progress: Path):
+    def __init__(self, spec: Spec, overload: Overload, kernel: Kernel, progress: Path, seed: int = 0):
         self.spec, self.overload, self.kernel, self.progress = spec, overload, kernel, progress
         self.sig = overload.sig
         self.reference = spec.reference_for(overload)
@@ -91,6 +255,13 @@ class Check:
         self.examples = 0
         self.current: dict[str, Any] | None = None
         self.declared = {r.error for r in overload.raises}
+        self.seed = seed
+        self.rng = np.random.default_rng([seed & 0xFFFFFFFF, 0x5EED])  # repeats: history, not content
+        self.recall = False  # repeats of earlier examples (the Hypothesis run turns them on)
+        self.failed = False  # once an example failed, Hypothesis shrinks: no more repeats
+        self.pool: list[_Example] = []
+        self.earlier: dict[tuple, np.ndarray] = {}
+        self.tight = False  # inputs without margins (sanitizer runs; see place)
 
     def expected(self, args: dict[str, Any]) -> tuple[Any, type[BaseException] | None]:
         values = [fresh_copy(args[p.name]) for p in self.sig.params]
@@ -105,46 +276,194 @@ class Check:
                 return None, OverflowError
         return result, None
 
-    def call(self, args: dict[str, Any]) -> tuple[Any, BaseException | None]:
-        values = [args[p.name] for p in self.sig.params]
-        out = None
-        r = self.sig.returns
-        if r.is_tensor:
-            shape = self.overload.rule.output_shape(args, [p.name for p in self.sig.tensor_params])
-            out = poison(shape, r.dtype.np)
-        self.current = describe(args)
-        self.progress.write_text(json.dumps({"example": self.examples, "args": self.current}))
-        try:
-            return self.kernel(values, out=out), None
-        except (OverflowError, ZeroDivisionError, ValueError, IndexError) as exc:
-            return None, exc
-        except Exception as exc:  # KernelError: an undeclared failure
-            return None, exc
-
     def last_args(self) -> dict[str, Any]:
         """The example of the call in flight (or the last one), as a counterexample."""
-        return {"args": self.current} if self.current is not None else {}
+        return dict(self.current) if self.current is not None else {}
 
     def __call__(self, args: dict[str, Any]) -> None:
         self.examples += 1
-        snapshot = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in args.items()}
-        got, got_err = self.call(args)
-        for name, before in snapshot.items():
-            after = args[name]
-            if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
-                raise Mismatch("input_modified", f"the kernel wrote into its input '{name}' (inputs are const)",
-                               {"args": describe(snapshot)})
-        ref, ref_err = self.expected(args)
-        second_args = {k: fresh_copy(v) for k, v in args.items()}
-        got2, got2_err = self.call(second_args)
-        self.check(got, got_err, ref, ref_err, snapshot)
-        self.check(got2, got2_err, ref, ref_err, snapshot)
-        if got_err is None and not _same(got, got2):
-            raise Mismatch("nondeterministic", "two calls on equal inputs at different addresses gave different results",
-                           {"args": describe(snapshot)})
+        try:
+            if self.recall and not self.failed and self.pool and self.rng.random() < RECALL:
+                self.repeat(self.pool[int(self.rng.integers(len(self.pool)))])
+            ex = _Example(self, args)
+            for k in range(ex.calls):
+                got = self.attempt(ex, k)
+                if k == 0:
+                    ex.first = got
+                elif got[1] is None and not _same(ex.first[0], got[0]):
+                    raise Mismatch("nondeterministic", "two calls on equal inputs at different addresses gave "
+                                   f"different results (calls 1 and {k + 1} of {ex.calls})", self.last_args())
+        except Mismatch:
+            self.failed = True
+            raise
+        self.remember(ex)
 
-    def check(self, got: Any, got_err: BaseException | None, ref: Any, ref_err: type | None, args: dict) -> None:
-        shown = describe(args)
+    def repeat(self, ex: _Example) -> None:
+        """An earlier example again, between new ones; its result must still be right and equal."""
+        try:
+            got = self.attempt(ex, ex.calls, repeat=True)
+            if got[1] is None and ex.first[1] is None and not _same(ex.first[0], got[0]):
+                raise Mismatch("nondeterministic", "two calls on equal inputs at different addresses gave "
+                               "different results", self.last_args())
+        except Mismatch as m:
+            m.message += (f" (on a repeat of example {ex.number}, which had passed, between examples "
+                          f"{self.examples - 1} and {self.examples})")
+            raise RecallFailed(m) from None
+
+    def remember(self, ex: _Example) -> None:
+        got, err = ex.first
+        if ex.nbytes <= POOL_BYTES:
+            if len(self.pool) >= POOL:
+                self.pool.pop(int(self.rng.integers(len(self.pool))))
+            self.pool.append(ex)
+        if err is None and isinstance(got, np.ndarray) and got.size and got.nbytes <= EARLIER_BYTES:
+            self.earlier[(got.shape, got.dtype.str)] = got.copy()
+
+    def attempt(self, ex: _Example, k: int, *, fill: str | None = None, repeat: bool = False) -> tuple[Any, Any]:
+        """One call of the candidate on ``ex``: inputs placed afresh, the output prefilled; the
+        inputs' whole buffers checked, then the result against the reference."""
+        args = ex.args
+        placed = {p.name: place(args[p.name], ex.rng, ex.align[p.name], self.tight) for p in self.sig.tensor_params}
+        values = [placed.get(p.name, args[p.name]) for p in self.sig.params]
+        out, kind = self.prefill(ex, fill)
+        before = None if out is None else out.copy()
+        self.current = {"args": describe(args, placed),
+                        "call": "a repeat" if repeat else f"{k + 1} of {ex.calls}"}
+        if kind is not None:
+            self.current["output_prefill"] = kind
+        self.progress.write_text(json.dumps({"example": self.examples, **self.current}))
+        got, err = self.invoke(values, out)
+        for name, p in placed.items():
+            if p.after is None or p.after.shape != p.buffer.shape:
+                raise RuntimeError(f"no buffer of input '{name}' came back from the call")
+            changed = np.flatnonzero(p.after != p.buffer)
+            if changed.size:
+                text, info = where_written(p, changed)
+                raise Mismatch("input_modified", f"the kernel wrote into its input '{name}' (inputs are const): "
+                               f"{text}", {**self.last_args(), "written": {"input": name, **info}})
+        try:
+            self.check(got, err, ex)
+        except Mismatch as m:
+            m.details.update({k: v for k, v in self.current.items() if k != "args"})
+            if m.kind != "value" or before is None:
+                raise
+            idx = m.details.get("index")
+            if idx is not None and isinstance(got, np.ndarray) and got.shape == before.shape and \
+                    got[tuple(idx)].tobytes() == before[tuple(idx)].tobytes():
+                m.message += ("; that element still holds what the output held before the call (prefilled with "
+                              f"{FILL_WORDS[kind]}): the kernel did not write it")
+            if kind != "nan":
+                # The same input into a NaN-prefilled output: a kernel that reads or skips its output
+                # is then reported in the plainest terms ("got nan"); if that call is right, the
+                # result depends on what the output held before the call, and the message says so.
+                try:
+                    self.attempt(ex, k, fill="nan", repeat=repeat)
+                except Mismatch as again:
+                    raise again from None
+                m.message += (f" (the output arrived prefilled with {FILL_WORDS[kind]}; into a NaN-prefilled "
+                              "output the same input gave the right answer: the result depends on what the "
+                              "output held before the call)")
+            raise
+        return got, err
+
+    def invoke(self, values: list[Any], out: np.ndarray | None) -> tuple[Any, BaseException | None]:
+        """The call itself: in the executor (it sends the whole buffers and fills ``after``), or in
+        this process for a trusted stand-in (views over copies of the buffers)."""
+        if not getattr(self.kernel, "placed", False):
+            plain = []
+            for v in values:
+                if isinstance(v, Placed):
+                    v.after = v.buffer.copy()
+                    v = v.view_of(v.after)
+                plain.append(v)
+            values = plain
+        try:
+            return self.kernel(values, out=out), None
+        except (OverflowError, ZeroDivisionError, ValueError, IndexError, KernelError) as exc:
+            # KernelError: an undeclared failure. Nothing else is the kernel's: a bug here must
+            # surface as one (kind "harness"), not pass for the kernel's error.
+            return None, exc
+
+    def prefill(self, ex: _Example, kind: str | None) -> tuple[np.ndarray | None, str | None]:
+        """The output buffer as the kernel will find it, and which fill it is. Never the right answer:
+        a float element that would pass the comparison is replaced (NaN, or finite garbage where the
+        answer is NaN or infinite); "nan" and "zeros" are chosen only where no element needs that."""
+        r = self.sig.returns
+        if not r.is_tensor:
+            return None, None
+        shape = tuple(self.overload.rule.output_shape(ex.args, [p.name for p in self.sig.tensor_params]))
+        dtype = np.dtype(r.dtype.np)
+        rng = ex.rng
+        ref = None
+        if ex.ref_err is None:
+            ref = np.asarray(ex.ref, dtype=dtype)
+            if ref.shape != shape:
+                ref = None
+        forced = kind is not None
+        if kind is None:
+            kind = str(rng.choice(FILLS))
+        n = int(np.prod(shape, dtype=np.int64))
+
+        def garbage() -> np.ndarray:
+            if dtype.kind == "b":
+                return rng.integers(0, 2, size=shape).astype(dtype)
+            finite = ref[np.isfinite(ref)] if ref is not None and dtype.kind == "f" else (
+                ref.reshape(-1) if ref is not None else np.zeros(0))
+            if dtype.kind == "f":
+                mag = float(np.median(np.abs(finite))) if finite.size else 1.0
+                mag = mag if 0 < mag < float(np.finfo(dtype).max) / 8 else 1.0
+                return (rng.standard_normal(shape) * mag).astype(dtype)
+            info = np.iinfo(dtype)
+            lo = int(finite.min()) - 3 if finite.size else -100
+            hi = int(finite.max()) + 3 if finite.size else 100
+            return rng.integers(max(lo, info.min), min(hi, info.max), size=shape, endpoint=True).astype(dtype)
+
+        def right(fill: np.ndarray) -> np.ndarray:
+            """Elements where the fill would pass as the answer."""
+            if ref is None:
+                return np.zeros(shape, dtype=bool)
+            if dtype.kind != "f":
+                return fill == ref
+            tol = self.spec.tolerance_at(self.overload, r.dtype, ex.args)
+            s = np.abs(ref.astype(np.float64)) if tol.basis not in ("abs_inputs", "error_scale") else \
+                np.abs(np.broadcast_to(self.scale_of(ex, tol.basis), shape))
+            g, e = fill.astype(np.float64), ref.astype(np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                return ((np.isnan(g) & np.isnan(e)) | (np.isinf(e) & (g == e))
+                        | (np.isfinite(e) & (np.abs(g - e) <= tol.atol + tol.rtol * s)))
+
+        if not forced and kind in ("nan", "zeros") and dtype.kind != "b" and ref is not None:
+            candidate = poison(shape, dtype) if kind == "nan" else np.zeros(shape, dtype)
+            if right(candidate).any():
+                kind = "garbage"
+        if kind == "nan":
+            fill = poison(shape, dtype)
+        elif kind == "zeros":
+            fill = np.zeros(shape, dtype)
+        elif kind == "earlier" and (shape, dtype.str) in self.earlier:
+            fill = self.earlier[(shape, dtype.str)].copy()
+        elif kind == "bits" and dtype.kind != "b":
+            fill = rng.integers(0, 256, size=n * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(shape)
+        else:
+            kind = "garbage"
+            fill = garbage()
+        fill = np.array(fill, dtype=dtype).reshape(shape)  # an array even for a 0-d output (not a NumPy scalar)
+        if dtype.kind == "f" and n:
+            bad = right(fill)
+            if bad.any():
+                finite_ref = np.isfinite(ref)
+                fill[bad & finite_ref] = np.nan
+                fill[bad & ~finite_ref] = np.nan_to_num(garbage(), nan=1.0, posinf=1.0, neginf=-1.0)[bad & ~finite_ref]
+        return fill, kind
+
+    def scale_of(self, ex: _Example, basis: str) -> np.ndarray:
+        if ex._scale is False:
+            ex._scale = self.abs_reference(ex.args) if basis == "abs_inputs" else self.error_scale(ex.args)
+        return ex._scale
+
+    def check(self, got: Any, got_err: BaseException | None, ex: _Example) -> None:
+        shown = self.current["args"] if self.current is not None else describe(ex.args)
+        ref, ref_err = ex.ref, ex.ref_err
         if ref_err is not None:
             if got_err is None or type(got_err) is not ref_err:
                 raise Mismatch(
@@ -161,13 +480,12 @@ class Check:
         r = self.sig.returns
         try:
             if r.is_tensor:
-                tol = self.spec.tolerance_for(self.overload, r.dtype)
-                scale = (self.abs_reference(args) if tol.basis == "abs_inputs"
-                         else self.error_scale(args) if tol.basis == "error_scale" else None)
+                tol = self.spec.tolerance_at(self.overload, r.dtype, ex.args)
+                scale = self.scale_of(ex, tol.basis) if tol.basis in ("abs_inputs", "error_scale") else None
                 compare_tensor(got, np.asarray(ref, dtype=r.dtype.np), tol, scale, self.outcome,
                                "the reference's error scale" if tol.basis == "error_scale" else "reference of |inputs|")
             else:
-                tol = self.spec.tolerance_for(self.overload, r.dtype) if r.dtype is not None else None
+                tol = self.spec.tolerance_at(self.overload, r.dtype, ex.args) if r.dtype is not None else None
                 compare_scalar(got, ref, tol, self.outcome)
         except Mismatch as m:
             m.details["args"] = shown
@@ -227,6 +545,10 @@ def run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload,
     if kernel is None and Kernel is not None:
         kernel = Kernel(None, job["symbol"], overload.sig)
     if kernel is not None:
+        if job.get("mode") == "scale":
+            return _scale(job, workdir, spec, overload, kernel, None)
+        if job.get("mode") == "soak":
+            return _soak(job, workdir, spec, overload, kernel, None)
         return _hypothesis(job, workdir, spec, overload, kernel, None)
     executor = Executor(job["library"], job["symbol"], overload.sig, workdir / EXEC_DIR,
                         parent_netns=job.get("parent_netns"), heap_bytes=job.get("heap_bytes"))
@@ -248,12 +570,18 @@ def _run(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, exe
                 "message": f"the kernel's process sent the runner {bad} while loading (did it tamper with the executor?)"}
     if executor.load_error:
         return {"ok": False, "kind": "load", "message": executor.load_error}
+    if job.get("mode") == "scale":
+        return _scale(job, workdir, spec, overload, executor, executor)
+    if job.get("mode") == "soak":
+        return _soak(job, workdir, spec, overload, executor, executor)
     return _hypothesis(job, workdir, spec, overload, executor, executor)
 
 
 def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, kernel: Callable[..., Any],
                 executor: Executor | None) -> dict[str, Any]:
-    check = Check(spec, overload, kernel, workdir / "progress.json")
+    check = Check(spec, overload, kernel, workdir / "progress.json", seed=int(job["seed"]))
+    check.recall = True
+    check.tight = bool(job.get("sanitizer"))
 
     @seed(int(job["seed"]))
     @settings(
@@ -273,6 +601,8 @@ def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overlo
         verify()
     except Mismatch as m:
         return _failed(m, check)
+    except RecallFailed as failed:  # a repeat of an earlier example: reported as it is, unshrunk
+        return _failed(failed.mismatch, check)
     except ExecutorDied as died:  # a BaseException: Hypothesis stops at once, no shrinking
         return _died(died, executor, job, check)
     except ProtocolViolation as bad:
@@ -295,6 +625,85 @@ def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overlo
         "worst_rel_error": check.outcome.worst_rel,
         "worst_tolerance_used": check.outcome.worst_tolerance_used,
     }
+
+
+def _scale(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, kernel: Callable[..., Any],
+           executor: Executor | None) -> dict[str, Any]:
+    """The scale stage: every large, model-shaped case of this seed through the same check as a
+    Hypothesis example (no shrinking: a failure names its case, which the seed reproduces)."""
+    check = Check(spec, overload, kernel, workdir / "progress.json", seed=int(job["seed"]))
+    budget = Budget.from_dict(job.get("options", {}).get("budget", {}))
+    case = None
+    try:
+        for case in scale_cases(spec, overload, int(job["seed"]), budget):
+            check(case.args)
+    except Mismatch as m:
+        m.message = f"scale case {case.name!r}: {m.message}"
+        m.details["scale_case"] = case.describe()
+        return _failed(m, check)
+    except ExecutorDied as died:
+        result = _died(died, executor, job, check)
+        if case is not None:
+            result["message"] = f"scale case {case.name!r}: {result['message']}"
+            result.setdefault("details", {})["scale_case"] = case.describe()
+        return result
+    except ProtocolViolation as bad:
+        return {"ok": False, "kind": "tampering", "examples": check.examples,
+                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
+                "details": check.last_args()}
+    scaled = {
+        "ok": True,
+        "examples": check.examples,
+        "worst_abs_error": check.outcome.worst_abs,
+        "worst_rel_error": check.outcome.worst_rel,
+        "worst_tolerance_used": check.outcome.worst_tolerance_used,
+    }
+    if int(job.get("max_examples", 0)) <= 0:
+        return scaled
+    # Then Hypothesis's examples of the same seed (the thread-count runs: small and large inputs alike).
+    drawn = _hypothesis(job, workdir, spec, overload, kernel, executor)
+    if not drawn["ok"]:
+        return drawn
+    return {"ok": True, "examples": scaled["examples"] + drawn["examples"],
+            **{k: max(scaled[k], drawn[k]) for k in ("worst_abs_error", "worst_rel_error", "worst_tolerance_used")}}
+
+
+def _soak(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, kernel: Callable[..., Any],
+          executor: Executor | None) -> dict[str, Any]:
+    """The nightly job's long call sequence: a pool of small drawn examples, each reference computed
+    once, then ``calls`` calls of the candidate on them in a random order, every call checked
+    (fresh placement, its own output prefill, the whole input buffers, the result against the
+    reference and against the example's first result). A kernel that counts calls, or whose
+    state drifts, meets what it would meet in a long-running process."""
+    calls = int(job.get("options", {}).get("calls", 20_000))
+    seed_ = int(job["seed"])
+    check = Check(spec, overload, kernel, workdir / "progress.json", seed=seed_)
+    rng = np.random.default_rng([seed_ & 0xFFFFFFFF, 0x50A4])
+    i = 0
+    try:
+        pool = [_Example(check, args) for args in drawn_examples(overload, seed_, SOAK_POOL, SOAK_EXAMPLE_BYTES)]
+        for i in range(1, calls + 1):
+            ex = pool[int(rng.integers(len(pool)))]
+            check.examples += 1
+            got = check.attempt(ex, int(rng.integers(0, 3)), repeat=True)
+            if ex.first is None:
+                ex.first = got
+            elif got[1] is None and ex.first[1] is None and not _same(ex.first[0], got[0]):
+                raise Mismatch("nondeterministic", "two calls on equal inputs gave different results",
+                               check.last_args())
+    except Mismatch as m:
+        m.message = f"call {i} of a sequence of {calls} (the long-run check): {m.message}"
+        return _failed(m, check)
+    except ExecutorDied as died:
+        result = _died(died, executor, job, check)
+        result["message"] = f"call {i} of a sequence of {calls} (the long-run check): {result['message']}"
+        return result
+    except ProtocolViolation as bad:
+        return {"ok": False, "kind": "tampering", "examples": check.examples,
+                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
+                "details": check.last_args()}
+    return {"ok": True, "examples": check.examples, "worst_abs_error": check.outcome.worst_abs,
+            "worst_rel_error": check.outcome.worst_rel, "worst_tolerance_used": check.outcome.worst_tolerance_used}
 
 
 def _died(died: ExecutorDied, executor: Executor | None, job: dict[str, Any], check: "Check | None") -> dict[str, Any]:

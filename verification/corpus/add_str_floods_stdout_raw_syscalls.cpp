@@ -4,7 +4,11 @@
 // collects the child's output in memory grows by that much per run; opgen's sandbox
 // sends stdout and stderr to a file under the file-size limit, and the flood ends the
 // process with SIGXFSZ.
-// Expected: verify / output_flood, "flooded its output".
+// Since the object audit disassembles executable sections, the byte array is refused
+// before anything runs: it is data (not a function) in .text, executable bytes outside
+// every compiler-generated function. The deeper layers still stand behind that audit (the sandbox's answer
+// to these calls when they ran was: verify / output_flood, "flooded its output".).
+// Expected: policy / machine-code, "(OBJECT, not a function) in the executable section .text".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

@@ -9,7 +9,11 @@
 // Now the candidate runs in a separate executor process confined (Landlock) to its own
 // directory: the forged file lands where nobody reads it, and the runner reports the
 // executor's exit in mid-run.
-// Expected: verify, "without a verdict" (or, were the calls refused, "SIGSYS").
+// Since the object audit disassembles executable sections, the byte array is refused
+// before anything runs: it is data (not a function) in .text, executable bytes outside
+// every compiler-generated function. The deeper layers still stand behind that audit (the sandbox's answer
+// to these calls when they ran was: verify, "without a verdict" (or, were the calls refused, "SIGSYS").).
+// Expected: policy / machine-code, "(OBJECT, not a function) in the executable section .text".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

@@ -3,7 +3,11 @@
 // the child could do anything its user can, and here it just leaves with exit_group.
 // RLIMIT_NPROC does not bind root, so the layer that must stop it is the seccomp filter,
 // which kills a process that clones itself without CLONE_THREAD.
-// Expected: verify / forbidden_syscall, "SIGSYS".
+// Since the object audit disassembles executable sections, the byte array is refused
+// before anything runs: it is data (not a function) in .text, executable bytes outside
+// every compiler-generated function. The deeper layers still stand behind that audit (the sandbox's answer
+// to these calls when they ran was: verify / forbidden_syscall, "SIGSYS".).
+// Expected: policy / machine-code, "(OBJECT, not a function) in the executable section .text".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

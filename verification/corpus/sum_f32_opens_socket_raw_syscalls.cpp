@@ -3,7 +3,11 @@
 // neither the source rules nor the import audit see a network call. Whether or not the
 // connection could succeed, the attempt is what must be rejected: the sandbox's seccomp
 // filter kills a process that calls socket(2) with SIGSYS.
-// Expected: verify / forbidden_syscall, "SIGSYS".
+// Since the object audit disassembles executable sections, the byte array is refused
+// before anything runs: it is data (not a function) in .text, executable bytes outside
+// every compiler-generated function. The deeper layers still stand behind that audit (the sandbox's answer
+// to these calls when they ran was: verify / forbidden_syscall, "SIGSYS".).
+// Expected: policy / machine-code, "(OBJECT, not a function) in the executable section .text".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

@@ -139,6 +139,13 @@ struct Scheduler {
 inline Scheduler* scheduler = nullptr;
 inline unsigned long long launches = 0;  // odd launches run in reverse order
 
+}  // namespace opgen_emu
+
+// The shared-memory race detector's hooks and shadow state (live in the race-check build only).
+#include "opgen_emu_racecheck.hpp"
+
+namespace opgen_emu {
+
 constexpr size_t kStackBytes = OPGEN_EMU_ASAN ? (512u << 10) : (128u << 10);
 constexpr size_t kMaxThreadsPerBlock = 1024;
 
@@ -278,6 +285,7 @@ inline std::string site(const Fiber& f) {
 OPGEN_EMU_UNCHECKED inline void run_block(Scheduler& s, size_t threads, bool reverse) {
   if (__start_opgen_shared != nullptr && +__stop_opgen_shared > +__start_opgen_shared)
     std::memset(__start_opgen_shared, 0xff, static_cast<size_t>(__stop_opgen_shared - __start_opgen_shared));
+  race::begin_block();  // a new barrier interval (the race check's)
   for (size_t i = 0; i < threads; ++i) {
     Fiber& f = s.fibers[i];
     f.done = f.waiting = false;
@@ -297,6 +305,7 @@ OPGEN_EMU_UNCHECKED inline void run_block(Scheduler& s, size_t threads, bool rev
       if (f.done && finished == nullptr) finished = &f;
     }
     if (waiter == nullptr) {  // every thread returned
+      race::check(0);         // a race in the block's last interval
       for (size_t i = 0; i < threads; ++i) release_stack(s.fibers[i], false);
       return;
     }
@@ -314,6 +323,8 @@ OPGEN_EMU_UNCHECKED inline void run_block(Scheduler& s, size_t threads, bool rev
                site(f) + ". A barrier inside a branch or loop that threads of one block take differently hangs a "
                "GPU; every thread of a block must reach the same barriers in the same order");
     }
+    race::check(waiter->line);  // a race in the interval this barrier closes, before it opens the next
+    race::next_interval(waiter->line);
     for (size_t i = 0; i < threads; ++i) s.fibers[i].waiting = false;
   }
 }
@@ -351,6 +362,7 @@ inline void launch(const Geometry& g, Body&& body) {
   s.body = [](void* p) { (*static_cast<Body*>(p))(); };
   s.arg = const_cast<void*>(static_cast<const void*>(&body));
   const bool reverse = (launches++ & 1) != 0;
+  race::begin_launch();
   scheduler = &s;
   state.block_dim = g.block;
   state.grid_dim = g.grid;

@@ -1,0 +1,599 @@
+"""The scale stage's cases: a handful of large, model-shaped examples per overload.
+
+Hypothesis draws small shapes (a matmul side of at most 48, a softmax row of at most 812,
+strings of at most 64 characters) so that it can draw and shrink many of them. Kernels, an
+LLM's and a cheat's alike, are often right below a size and wrong above it: a blocked loop
+whose remainder is dropped once k passes the block, no max-subtraction above some row
+length, a float32 path for float64 tensors above some element count, indices narrowed to
+16 bits, a fixed-size stack buffer, a special path for dims that are multiples of 128. And
+precision downgrades (one-pass variance, float32 accumulation, TF32-rounded products) only
+show on realistic data: rows whose mean is far above their spread, wide dynamic ranges,
+logits with a standard deviation of 30 and more.
+
+So every overload also meets, at admission, in ``opgen verify`` and in the nightly job:
+
+* the spec's ``bench:`` shapes (what users run) and its own ``scale:`` cases;
+* derived cases, for any shape rule, from one seed: each core dim (or axis) in turn made
+  long (4096 +- 1, 8192 + 1, 1000 + r, up to 100k+ elements for a reduction) with the others
+  small; every dim drawn around a model size (64, 128, 384, 768, 1024, 4096, each +-1); every
+  dim a multiple of 128; index tables of more than 65536 rows with indices reaching the top;
+  strings of 64 KB and more (multi-byte UTF-8), and tokenizer vocabularies of 65536+ pieces;
+* values from realistic and hostile distributions: normal, offset rows (mean >> spread),
+  wide dynamic range (12 decades, both signs), logits (std 30 to 60), heavy tails, and the
+  special values the domain admits; some cases in a non-contiguous layout.
+
+``max_side`` and ``max_len`` bound Hypothesis's draws only: the scale stage goes past them on
+purpose. Every other domain rule (value ranges, choices, multiples, index bounds) holds.
+The cases fit a ``Budget`` (work and bytes per case): the CPU targets' is a few hundred
+million multiply-adds per case, the GPU emulation layer's far smaller (it runs every GPU
+thread as a fiber). A failure names its case; the seed reproduces it.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import asdict, dataclass, field
+from itertools import chain
+from typing import Any, Iterator
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from ..dtypes import DType
+from ..shapes import pool2d_error
+from ..spec import BenchTensor, Domain, Overload, Spec
+from .strategies import examples, lay_out, special_value
+
+MODEL_SIZES = (64, 128, 384, 768, 1024, 4096)
+AROUND_MODEL = tuple(sorted({m + d for m in MODEL_SIZES for d in (-1, 0, 1)}))
+LONG_SIZES = (4095, 4097, 8193)  # long axes; with 1000 + r and the reduction lengths below
+REDUCTION_LENGTH = 100_003  # reductions over >= 100k elements
+TABLE_ROWS = 65_536  # index tables over this many rows (a uint16 index is not enough)
+STRING_BYTES = 64 * 1024  # strings of at least this many bytes
+DISTRIBUTIONS = ("normal", "offset_rows", "wide_range", "logits", "heavy_tailed")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one scale case may cost: ``max_work`` bounds the product of the op's distinct
+    dim sizes (multiply-adds for a matmul), ``max_bytes`` the bytes of its tensors and its output.
+    The bytes matter more than the flops: every call's inputs travel to the executor and back
+    whole, and the runner prefills, compares and checks every byte in Python-driven NumPy (about
+    0.3 us per element), so a case of 8M elements costs seconds. What the stage is for is long
+    dims, not many elements: a case over the budget is skipped (a bench shape too; the derived
+    cases cover its dim sizes)."""
+
+    max_work: int = 1 << 31
+    max_bytes: int = 32 << 20
+    max_cases: int = 16
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Budget":
+        return cls(**d) if d else cls()
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+CPU_BUDGET = Budget()
+# The CPU execution layer of the GPU targets runs each GPU thread as a fiber and every
+# shared-memory access through checks: a few million multiply-adds per case is what it affords.
+EMULATED_BUDGET = Budget(max_work=1 << 23, max_bytes=16 << 20, max_cases=10)
+
+
+@dataclass
+class ScaleCase:
+    name: str
+    args: dict[str, Any]
+    origin: str  # bench | spec | derived
+    distribution: str
+    layout: str = "contiguous"
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        shapes = {k: list(v.shape) for k, v in self.args.items() if isinstance(v, np.ndarray)}
+        lengths = {k: (len(v.encode()) if isinstance(v, str) else sum(len(s.encode()) for s in v))
+                   for k, v in self.args.items()
+                   if isinstance(v, str) or (isinstance(v, list) and v and isinstance(v[0], str))}
+        return {"name": self.name, "origin": self.origin, "distribution": self.distribution,
+                "layout": self.layout, "shapes": shapes, "string_bytes": lengths, "notes": self.notes}
+
+
+# --- values -------------------------------------------------------------------------------
+
+def _float_bounds(dom: Domain, dt: DType) -> tuple[float, float]:
+    big = float(np.finfo(dt.numpy).max)
+    return (dom.min if dom.min is not None else -big, dom.max if dom.max is not None else big)
+
+
+def _magnitude(lo: float, hi: float) -> float:
+    """A realistic scale for values in [lo, hi]: the domain's own size, at most 1e4."""
+    return float(min(max(abs(lo), abs(hi)), 1e4)) or 1.0
+
+
+def float_values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+    lo, hi = _float_bounds(dom, dt)
+    m = _magnitude(lo, hi)
+    n = int(np.prod(shape, dtype=np.int64))
+    if dist == "offset_rows":  # each row far from 0 relative to its spread: one-pass variance breaks
+        rows = shape[:-1] if len(shape) else ()
+        width = shape[-1] if len(shape) else 1
+        centre = lo + (hi - lo) / 2 if np.isfinite(hi - lo) and hi - lo < 2 * m else 0.0
+        offsets = centre + rng.choice([-1.0, 1.0], size=rows + (1,)) * rng.uniform(0.3, 0.5, size=rows + (1,)) * m
+        v = offsets + rng.standard_normal(size=rows + (width,)) * m * 1e-4
+    elif dist == "wide_range":  # twelve decades of magnitude, both signs
+        top = np.log10(m)
+        v = rng.choice([-1.0, 1.0], size=n) * 10.0 ** rng.uniform(top - 12, top, size=n)
+    elif dist == "logits":  # attention scores and classifier logits: std 30 to 60
+        v = rng.standard_normal(size=n) * rng.uniform(30, 60)
+    elif dist == "heavy_tailed":
+        v = rng.standard_t(1.5, size=n) * max(m / 100.0, 1.0)
+    else:  # normal: activations, weights and embeddings look like this
+        v = rng.standard_normal(size=n) * min(m, 3.0)
+    v = np.clip(np.asarray(v, dtype=np.float64).reshape(shape), lo, hi)
+    out = v.astype(dt.np)
+    if dom.special and n and rng.random() < 0.3:  # now and then a few special values the domain admits
+        flat = out.reshape(-1)
+        for i in rng.integers(0, n, size=min(4, n)):
+            flat[i] = special_value(str(rng.choice(dom.special)), dt)
+    return out
+
+
+def int_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+    if dt.name == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    info = np.iinfo(dt.np)
+    lo = int(dom.min) if dom.min is not None else int(info.min)
+    hi = int(dom.max) if dom.max is not None else int(info.max)
+    return rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64).astype(dt.np)
+
+
+def index_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, rows: int) -> np.ndarray:
+    """Indices into a table of ``rows`` rows, reaching its last rows (a narrowed index shows there)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if rows == 0 or n == 0:
+        return np.zeros(shape, dtype=dt.np)
+    v = rng.integers(0, rows, size=n, dtype=np.int64)
+    top = np.arange(max(rows - 4, 0), rows)
+    v[rng.choice(n, size=min(n, len(top)), replace=False)] = top[: min(n, len(top))]
+    if rows > TABLE_ROWS:  # and rows above 2**16 often
+        high = rng.integers(TABLE_ROWS, rows, size=n // 2 + 1)
+        v[rng.choice(n, size=min(n, len(high)), replace=False)] = high[: min(n, len(high))]
+    return v.reshape(shape).astype(dt.np)
+
+
+def _scalar(rng: np.random.Generator, t: Any, dom: Domain, prefer: Any = None) -> Any:
+    if prefer is not None:
+        return prefer
+    if dom.choices is not None:
+        c = dom.choices[int(rng.integers(0, len(dom.choices)))]
+        return float(c) if t.name == "float" else c
+    if t.name == "bool":
+        return bool(rng.integers(0, 2))
+    if t.name == "int":
+        lo = int(dom.min) if dom.min is not None else -(2**31)
+        hi = int(dom.max) if dom.max is not None else 2**31
+        picks = [lo, hi, int(rng.integers(lo, hi, endpoint=True))] + ([0] if lo <= 0 <= hi else [])
+        return int(picks[int(rng.integers(0, len(picks)))])
+    if t.name == "float":
+        lo = dom.min if dom.min is not None else -1e6
+        hi = dom.max if dom.max is not None else 1e6
+        if lo > 0 and hi / lo > 1e3:  # eps-like: log-uniform
+            return float(10 ** rng.uniform(np.log10(lo), np.log10(hi)))
+        return float(rng.uniform(lo, hi))
+    return ""
+
+
+# --- strings ------------------------------------------------------------------------------
+
+# Multi-byte UTF-8 of every width, so byte lengths and character counts differ.
+_WIDE = "é日本語ßЖ\u0301😀𝄞"
+
+
+def long_text(rng: np.random.Generator, min_bytes: int, alphabet: str = string.ascii_letters) -> str:
+    words, size = [], 0
+    while size < min_bytes:
+        k = int(rng.integers(1, 12))
+        w = "".join(rng.choice(list(alphabet), size=k))
+        if rng.random() < 0.15:
+            w += str(rng.choice(list(_WIDE)))
+        if rng.random() < 0.1:
+            w += str(rng.choice(list(".,;!?")))
+        words.append(w)
+        size += len(w.encode()) + 1
+    return " ".join(words)
+
+
+def wordpiece_vocabulary(rng: np.random.Generator, rows: int) -> list[str]:
+    """BERT's special tokens and ``rows`` unique pieces over a-z (continuations among them)."""
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    letters = string.ascii_lowercase
+    pieces: set[str] = set()
+    for a in letters:
+        pieces.update({a, "##" + a})
+        for b in letters:
+            pieces.update({a + b, "##" + a + b})
+    while len(pieces) < rows - len(special):
+        k = int(rng.integers(3, 7))
+        w = "".join(rng.choice(list(letters), size=k))
+        pieces.add(w if rng.random() < 0.6 else "##" + w)
+    vocab = special + sorted(pieces)[: rows - len(special)]
+    order = rng.permutation(len(vocab) - len(special)) + len(special)
+    return special + [vocab[i] for i in order]
+
+
+# --- shapes -------------------------------------------------------------------------------
+
+def _work(sizes: dict[str, int], loop: tuple[int, ...], counted: set[str] | None = None) -> int:
+    """The loop nest's size: the loop dims times the dims in ``counted`` (all of them by default)."""
+    dims = [s for d, s in sizes.items() if counted is None or d in counted]
+    return int(np.prod(dims or [1], dtype=np.float64) * np.prod(loop or (1,), dtype=np.float64))
+
+
+def _fit(sizes: dict[str, int], loop: tuple[int, ...], max_work: int, keep: str | None = None,
+         counted: set[str] | None = None) -> dict[str, int]:
+    """Halve the largest dims (other than ``keep``) until the case fits the work budget."""
+    sizes = dict(sizes)
+    while _work(sizes, loop, counted) > max_work:
+        candidates = [d for d in sizes if d != keep and sizes[d] > 1]
+        if not candidates:
+            if keep is not None and sizes[keep] > 1:
+                sizes[keep] = max(sizes[keep] // 2 + 1, 1)
+                continue
+            break
+        d = max(candidates, key=lambda x: sizes[x])
+        sizes[d] = max(sizes[d] // 2 + (sizes[d] % 2), 1)
+    return sizes
+
+
+def _apply_multiples(sizes: dict[str, int], overload: Overload) -> dict[str, int]:
+    for dom in overload.domain.values():
+        for dim, of in (dom.multiple_of or {}).items():
+            base = of if isinstance(of, int) else sizes.get(of, 1)
+            if dim in sizes and base:
+                sizes[dim] = max(base, (sizes[dim] // base) * base)
+    return sizes
+
+
+class _Builder:
+    """Builds the cases of one overload from one seed."""
+
+    def __init__(self, spec: Spec, overload: Overload, seed: int, budget: Budget):
+        self.spec, self.overload, self.budget = spec, overload, budget
+        self.rng = np.random.default_rng(seed)
+        self.sig = overload.sig
+        self.tensors = [p.name for p in self.sig.tensor_params]
+        self.rule = overload.rule
+        self.dist_i = int(self.rng.integers(0, len(DISTRIBUTIONS)))
+
+    def dom(self, name: str) -> Domain:
+        return self.overload.domain.get(name, Domain())
+
+    def next_distribution(self) -> str:
+        self.dist_i += 1
+        return DISTRIBUTIONS[self.dist_i % len(DISTRIBUTIONS)]
+
+    def nbytes(self, shapes: dict[str, tuple[int, ...]]) -> int:
+        """The bytes of the tensor arguments these shapes give, and of an output as large as the
+        largest of them (what every shape rule but matmul's gives; matmul's work budget bounds it)."""
+        sizes = [int(np.prod(shapes[p.name], dtype=np.int64)) * p.type.dtype.np.itemsize
+                 for p in self.sig.tensor_params]
+        return sum(sizes) + max(sizes, default=0)
+
+    def shrink(self, sizes: dict[str, int], shapes_for: Any, loop: tuple[int, ...] = (),
+               keep: str | None = None) -> dict[str, int]:
+        """Halve the largest dims until the tensors fit the byte budget."""
+        sizes = dict(sizes)
+        while self.nbytes(shapes_for(sizes, loop)) > self.budget.max_bytes:
+            d = max((x for x in sizes if x != keep and sizes[x] > 1), key=lambda x: sizes[x], default=None)
+            if d is None:
+                d = keep
+            if d is None or sizes[d] <= 1:
+                break
+            sizes[d] = sizes[d] // 2 + (sizes[d] % 2)
+        return sizes
+
+    # -- turning shapes into arguments
+    def make(self, name: str, origin: str, shapes: dict[str, tuple[int, ...]], scalars: dict[str, Any] | None = None,
+             layout: str | None = None, notes: list[str] | None = None, dist: str | None = None) -> ScaleCase | None:
+        if self.nbytes(shapes) > self.budget.max_bytes:
+            return None  # checked before any value is drawn: a case over budget costs nothing
+        dist = dist or self.next_distribution()
+        args: dict[str, Any] = {}
+        for p in self.sig.params:
+            t, dom = p.type, self.dom(p.name)
+            if t.kind == "tensor":
+                shape = tuple(int(s) for s in shapes[p.name])
+                if dom.index_into is not None:
+                    table = shapes[dom.index_into]
+                    args[p.name] = index_values(self.rng, shape, t.dtype, table[0] if table else 0)
+                elif t.dtype.is_float:
+                    args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom)
+                else:
+                    args[p.name] = int_values(self.rng, shape, t.dtype, dom)
+            else:
+                prefer = (scalars or {}).get(p.name)
+                if prefer is None and dom.axis_of is not None:
+                    prefer = -1
+                args[p.name] = _scalar(self.rng, t, dom, prefer)
+        if self.rule is not None and self.rule.kind == "pool2d":
+            if not self._fix_pool(args):
+                return None
+        if self.rule is not None:
+            try:
+                out = self.rule.output_shape(args, self.tensors)
+            except ValueError:
+                return None
+            nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
+            nbytes += int(np.prod(out, dtype=np.int64)) * self.sig.returns.dtype.np.itemsize
+            if nbytes > self.budget.max_bytes:
+                return None
+        chosen = layout or ("contiguous" if self.rng.random() < 0.6 else
+                            str(self.rng.choice(["transposed", "reversed", "offset"])))
+        for k, v in list(args.items()):
+            if isinstance(v, np.ndarray) and v.ndim:
+                args[k] = lay_out(v, chosen)
+        return ScaleCase(name=f"{name}, {dist}" + ("" if chosen == "contiguous" else f", {chosen}"),
+                         args=args, origin=origin, distribution=dist, layout=chosen, notes=notes or [])
+
+    def _fix_pool(self, args: dict[str, Any]) -> bool:
+        kh, kw, sh, sw, ph, pw = self.rule.pool
+        shape = args[self.rule.source].shape
+        for _ in range(50):
+            if pool2d_error(shape, *(int(args[p]) for p in self.rule.pool)) is None:
+                return True
+            for p in (kh, kw, sh, sw, ph, pw):
+                args[p] = _scalar(self.rng, self.sig.param(p).type, self.dom(p))
+        return False
+
+    # -- the sources of cases
+    def bench_and_spec(self) -> Iterator[ScaleCase]:
+        for origin, cases in (("spec", self.overload.scale), ("bench", self.overload.bench)):
+            for case in cases:
+                shapes = {k: tuple(v.shape) for k, v in case.args.items() if isinstance(v, BenchTensor)}
+                scalars = {k: v for k, v in case.args.items() if not isinstance(v, BenchTensor)}
+                if set(shapes) != set(self.tensors):
+                    continue
+                if origin == "bench" and self.budget.max_work < CPU_BUDGET.max_work:
+                    # The emulation layer cannot afford users' full shapes: the same proportions, smaller.
+                    shapes = {k: tuple(max(1, s // 4) if s > 64 else s for s in v) for k, v in shapes.items()}
+                made = self.make(f"{origin} {case.name}", origin, shapes, scalars)
+                if made is not None:
+                    yield made
+
+    def derived(self) -> Iterator[ScaleCase]:
+        if self.rule is None:
+            yield from self.strings()
+            return
+        kind = self.rule.kind
+        if kind == "gufunc":
+            yield from self.gufunc()
+        elif kind == "pool2d":
+            yield from self.pool2d()
+        else:
+            yield from self.arrays()
+
+    def odd(self) -> int:
+        return 1000 + int(self.rng.integers(1, 1000))
+
+    def long_size(self) -> int:
+        """A long size just past a power of two or an odd one, with a remainder modulo 64 large enough
+        that a dropped tail of a blocked loop is many elements, not one."""
+        past = int(self.rng.choice([4096, 8192])) + int(self.rng.integers(17, 64))
+        return int(self.rng.choice([past, 4095, self.odd()]))
+
+    def gufunc(self) -> Iterator[ScaleCase]:
+        rule = self.rule
+        dims = list(dict.fromkeys(d for core in rule.inputs_core for d in core))
+        ranks = {name: len(core) for name, core in zip(self.tensors, rule.inputs_core)}
+        caps = {name: self.dom(name).max_dims for name in self.tensors}
+        loop_ok = any(caps[n] is None or caps[n] > ranks[n] for n in self.tensors)
+
+        def shapes_for(sizes: dict[str, int], loop: tuple[int, ...] = ()) -> dict[str, tuple[int, ...]]:
+            out = {}
+            for name, core in zip(self.tensors, rule.inputs_core):
+                cap = caps[name]
+                lead = loop if (cap is None or cap >= len(core) + len(loop)) else ()
+                if not core and not lead:  # a tensor of loop dims only (token ids): a batch of sequences
+                    lead = (3, 129)[: cap if cap is not None else 2] or ()
+                out[name] = tuple(lead) + tuple(sizes[d] for d in core)
+            return out
+
+        # The work of a gufunc: its output's dims times the dims it reduces over; a dim that only
+        # groups another (attention's key/value heads g, of which the query heads are a multiple)
+        # adds none.
+        bases = {of for dom in self.overload.domain.values() for of in (dom.multiple_of or {}).values()
+                 if isinstance(of, str)}
+        counted = set(dims) - (bases - set(rule.output_core))
+        small = lambda: int(self.rng.choice([1, 2, 3, 5, 7]))  # noqa: E731
+        # The CPU execution layer runs a block per fiber group: 100k blocks is more than it affords.
+        reduction = REDUCTION_LENGTH if self.budget.max_work >= CPU_BUDGET.max_work else LONG_SIZES[-1]
+        # Dims reduced over: those the output lacks, and a last dim kept by the output (the row a
+        # layer norm, RMS norm or rotary embedding works along).
+        reduced = (set(dims) - set(rule.output_core)) | (
+            {rule.output_core[-1]} if rule.output_core and any(c and c[-1] == rule.output_core[-1]
+                                                               for c in rule.inputs_core) else set())
+        for d in dims:  # each dim long in turn: remainders of blocked loops, long reductions
+            # A dim the op reduces over is long twice: on centred data, where a dropped or sampled
+            # term shows, and on offset rows, where a float32 accumulator or a one-pass variance does.
+            for dist in (("normal", "offset_rows") if d in reduced else (None,)):
+                sizes = {o: small() for o in dims}
+                sizes[d] = reduction if (dist == "offset_rows" or self.rng.random() < 0.5) else self.long_size()
+                sizes = _fit(sizes, (), self.budget.max_work, keep=d, counted=counted)
+                sizes = _apply_multiples(self.shrink(sizes, shapes_for, keep=d), self.overload)
+                made = self.make(f"derived: {d}={sizes[d]} long, " + self._sizes_text(sizes), "derived",
+                                 shapes_for(sizes), dist=dist)
+                if made is not None:
+                    yield made
+        for label, menu, dist in (("around model sizes", AROUND_MODEL, "offset_rows"),
+                                  ("multiples of 128", (128, 256, 384, 768, 1024), None)):
+            sizes = {d: int(self.rng.choice(menu)) for d in dims}
+            loop = (int(self.rng.choice([2, 3])),) if loop_ok and self.rng.random() < 0.5 else ()
+            sizes = self.shrink(_fit(sizes, loop, self.budget.max_work, counted=counted), shapes_for, loop)
+            if label == "multiples of 128":
+                sizes = {d: max(128, (s // 128) * 128) if s >= 128 else s for d, s in sizes.items()}
+            sizes = _apply_multiples(sizes, self.overload)
+            made = self.make(f"derived: {label}, " + self._sizes_text(sizes, loop), "derived", shapes_for(sizes, loop),
+                             dist=dist)
+            if made is not None:
+                yield made
+        yield from self.tables(dims, shapes_for)
+
+    def tables(self, dims: list[str], shapes_for: Any) -> Iterator[ScaleCase]:
+        """Index tables over 65536 rows: an index narrowed to 16 bits reads the wrong row."""
+        for p in self.sig.tensor_params:
+            table = self.dom(p.name).index_into
+            if table is None:
+                continue
+            core = self.rule.inputs_core[self.tensors.index(table)]
+            if not core:
+                continue
+            sizes = {d: int(self.rng.choice([2, 3, 8])) for d in dims}
+            sizes[core[0]] = TABLE_ROWS + int(self.rng.integers(1, 4096))
+            sizes = _apply_multiples(sizes, self.overload)
+            shapes = shapes_for(sizes)
+            if not self.rule.inputs_core[self.tensors.index(p.name)]:  # an index tensor of loop dims only
+                shapes[p.name] = (4, 129)
+            made = self.make(f"derived: table of {sizes[core[0]]} rows", "derived", shapes, dist="normal")
+            if made is not None:
+                yield made
+
+    def arrays(self) -> Iterator[ScaleCase]:
+        """elementwise, same_as and reduce: long 1-D runs, long rows, long strided axes, model shapes."""
+        rule = self.rule
+        axis_param = rule.axis or next((p.name for p in self.sig.params if self.dom(p.name).axis_of), None)
+        n_tensors = len(self.tensors)
+        min_dims = max([self.dom(n).min_dims or 0 for n in self.tensors] or [0])
+        big = int(min(REDUCTION_LENGTH * 10 + int(self.rng.integers(1, 999)),
+                      self.budget.max_work, self.budget.max_bytes // (8 * (n_tensors + 1)) - 1))
+        # The long reductions meet the data that exposes each kind of downgrade on purpose, not by
+        # chance: offset rows (float32 accumulation, one-pass variance), logits (no max-subtraction),
+        # centred data (sampled or truncated axes); the other cases draw theirs in turn.
+        layouts: list[tuple[str, tuple[int, ...], int | None, str | None]] = [
+            ("one long run", (big,), 0, "offset_rows"),
+            ("long rows", (3, REDUCTION_LENGTH), -1, "logits"),
+            ("long offset rows", (2, REDUCTION_LENGTH + int(self.rng.integers(1, 64))), -1, "offset_rows"),
+            ("a long strided axis", (self.long_size() * 8 + 1, 3), 0, "normal"),
+            ("model-sized rows", (int(self.rng.choice(AROUND_MODEL[:9])), int(self.rng.choice(AROUND_MODEL))), -1, None),
+            ("a long middle axis", (2, self.long_size(), 3), 1, None),
+            ("multiples of 128", (int(self.rng.choice([128, 256, 384])), int(self.rng.choice([768, 1024]))), 0, None),
+        ]
+        for label, shape, axis, dist in layouts:
+            if len(shape) < min_dims:
+                shape = (1,) * (min_dims - len(shape)) + shape
+            while int(np.prod(shape)) > self.budget.max_work and max(shape) > 1:
+                i = int(np.argmax(shape))
+                shape = shape[:i] + (shape[i] // 2 + 1,) + shape[i + 1:]
+            shapes = {name: shape for name in self.tensors}
+            if rule.kind == "elementwise" and n_tensors > 1 and len(shape) > 1 and self.rng.random() < 0.5:
+                shapes[self.tensors[-1]] = shape[1:] if self.rng.random() < 0.5 else shape[:-1] + (1,)
+            scalars = {axis_param: axis} if axis_param is not None and axis is not None else {}
+            made = self.make(f"derived: {label} {shape}" + (f", {axis_param}={axis}" if scalars else ""),
+                             "derived", shapes, scalars, dist=dist)
+            if made is not None:
+                yield made
+
+    def pool2d(self) -> Iterator[ScaleCase]:
+        src = self.rule.source
+        for label, shape in (("a tall image", (1, 2, self.long_size(), 9)), ("a wide image", (1, 3, 7, self.odd())),
+                             ("model-sized maps", (2, int(self.rng.choice([63, 64, 65])), 57, 57))):
+            made = self.make(f"derived: {label} {shape}", "derived", {src: shape})
+            if made is not None:
+                yield made
+
+    def strings(self) -> Iterator[ScaleCase]:
+        """Signatures without tensors: long strings (64 KB and more, multi-byte UTF-8) where the op
+        takes strings, and WordPiece vocabularies of more than 65536 pieces."""
+        params = self.sig.params
+        texts = [p for p in params if p.type.name == "str" or (p.type.kind == "list" and p.type.elem.name == "str")]
+        if not texts or all(self.dom(p.name).choices is not None for p in texts):
+            return  # no strings, or only a few fixed ones: nothing grows
+        kinds = {self.dom(p.name).strings for p in params}
+        if "bpe_vocab" in kinds:
+            yield from self.grown_texts()
+            return
+        wordpiece = "wordpiece_vocab" in kinds
+        for label, size in (("64 KB", STRING_BYTES + int(self.rng.integers(1, 4096))), ("200 KB", 200 * 1024)):
+            args: dict[str, Any] = {}
+            notes: list[str] = []
+            for p in params:
+                dom, t = self.dom(p.name), p.type
+                if dom.strings == "wordpiece_vocab":
+                    args[p.name] = wordpiece_vocabulary(self.rng, TABLE_ROWS + int(self.rng.integers(1, 4096)))
+                    notes.append(f"{len(args[p.name])} vocabulary pieces")
+                elif t.kind == "list" and t.elem.name == "str":
+                    alphabet = string.ascii_lowercase if wordpiece else string.ascii_letters
+                    args[p.name] = [long_text(self.rng, size, alphabet), long_text(self.rng, 300, alphabet), ""]
+                elif t.name == "str" and dom.choices is None:
+                    args[p.name] = long_text(self.rng, size)
+                elif t.name == "int" and any(q.type.name == "str" for q in params):
+                    # an int beside a string repeats it (str * n): a few repeats keep it to megabytes
+                    hi = int(dom.max) if dom.max is not None else 8
+                    args[p.name] = min(hi, int(self.rng.integers(2, 9)))
+                else:
+                    args[p.name] = _scalar(self.rng, t, dom)
+            yield ScaleCase(name=f"derived: strings of {label}" + (f", {notes[0]}" if notes else ""), args=args,
+                            origin="derived", distribution="text", notes=notes)
+
+    def grown_texts(self) -> Iterator[ScaleCase]:
+        """Where the other arguments must agree with each other (a BPE vocabulary, its merges and its
+        added tokens), one example drawn by the overload's own strategy, its texts grown past 64 KB
+        by joining its drawn texts over and over (so they hold what the vocabulary matches)."""
+        drawn = drawn_example(self.overload, int(self.rng.integers(0, 2**32)))
+        for label, size in (("64 KB", STRING_BYTES + int(self.rng.integers(1, 4096))), ("200 KB", 200 * 1024)):
+            args = dict(drawn)
+            for p in self.sig.params:
+                dom, t = self.dom(p.name), p.type
+                if t.kind == "list" and t.elem.name == "str" and dom.strings in ("bpe_text", "mixed_text", "unicode"):
+                    pieces = [x for x in drawn[p.name] if x] or [long_text(self.rng, 64)]
+                    grown, n = [], 0
+                    while n < size:
+                        piece = pieces[int(self.rng.integers(0, len(pieces)))]
+                        grown.append(piece)
+                        n += len(piece.encode()) + 1
+                    args[p.name] = [" ".join(grown)] + list(drawn[p.name])[:2]
+            yield ScaleCase(name=f"derived: drawn example with texts grown to {label}", args=args, origin="derived",
+                            distribution="text")
+
+    def _sizes_text(self, sizes: dict[str, int], loop: tuple[int, ...] = ()) -> str:
+        return ", ".join(f"{d}={s}" for d, s in sizes.items()) + (f", loop {loop}" if loop else "")
+
+
+def drawn_examples(overload: Overload, seed: int, n: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
+    """``n`` examples of the overload's Hypothesis strategy, reproducibly from ``seed`` (only those
+    whose tensors hold at most ``max_bytes``; at least one, whatever its size)."""
+    found: list[dict[str, Any]] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=max(n * 4, 1), database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(examples(overload))
+    def draw(args: dict[str, Any]) -> None:
+        small = max_bytes is None or sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray)) <= max_bytes
+        if len(found) < n and (small or not found):
+            found.append(args)
+
+    draw()
+    return found
+
+
+def drawn_example(overload: Overload, seed: int) -> dict[str, Any]:
+    """One example of the overload's Hypothesis strategy, reproducibly from ``seed``."""
+    return drawn_examples(overload, seed, 1)[0]
+
+
+def scale_cases(spec: Spec, overload: Overload, seed: int, budget: Budget = CPU_BUDGET) -> Iterator[ScaleCase]:
+    """The scale cases of one overload for one seed, within the budget (the spec's own ``scale:``
+    cases and its ``bench:`` shapes first, then the derived ones)."""
+    builder = _Builder(spec, overload, seed, budget)
+    n = 0
+    for case in chain(builder.bench_and_spec(), builder.derived()):  # lazily: one case's arrays at a time
+        if n >= budget.max_cases:
+            return
+        n += 1
+        yield case
+
+
+def count_cases(spec: Spec, overload: Overload, seed: int, budget: Budget = CPU_BUDGET) -> int:
+    return sum(1 for _ in scale_cases(spec, overload, seed, budget))
