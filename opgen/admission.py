@@ -61,6 +61,9 @@ class GateSettings:
     # thread counts; None: one thread and an oversubscribed count drawn from [8, 16]; (): not at all.
     thread_counts: tuple[int, ...] | None = None
     threads_examples: int = int(os.environ.get("OPGEN_THREADS_EXAMPLES", 30))
+    # The scale stage's budget per case; None: the target's (CPU_BUDGET, or EMULATED_BUDGET for the
+    # GPU execution layer).
+    scale_budget: Budget | None = None
     # The long-run check (stage "soak"): this many calls on a pool of small drawn examples in a
     # random order, every one checked. The nightly job's budgets set it (20k by default);
     # admission leaves it at 0. GPU targets make a twentieth of the calls (the emulator is slow).
@@ -300,7 +303,7 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
                             else [secrets.randbits(32) for _ in range(settings.admission_runs)])
     scale_seed = (salted_seed(spec, overload, settings.seed_salt, "scale") if settings.seed_salt
                   else secrets.randbits(32))
-    budget = EMULATED_BUDGET if gpu else CPU_BUDGET
+    budget = settings.scale_budget or (EMULATED_BUDGET if gpu else CPU_BUDGET)
 
     def scale_run(threads: int | None = None, examples: int = 0) -> Verdict:
         return verify_library(result.library, symbol, spec.path, overload.name, seed=scale_seed,

@@ -41,6 +41,7 @@ from .spec import Spec, load_all
 from .targets import BACKENDS, backend, build_any, target_of_file
 from .specyaml import line_of, load_with_lines
 from .verify.harness import Limits
+from .verify.scale import Budget
 
 CORPUS_DIR = Path("verification") / "corpus"
 MANIFEST = "manifest.yaml"
@@ -58,7 +59,11 @@ SETTINGS = GateSettings(
     admission_examples=60,
     admission_runs=2,
     sanitizer_examples=30,
-    limits=Limits(cpu_seconds=10, wall_seconds=60.0),
+    limits=Limits(cpu_seconds=20, wall_seconds=60.0),
+    # A smaller scale budget than admission's (an eighth of the work per case: no 1024^3 product),
+    # so a slow but honest kernel stays inside the corpus's CPU limit; every dim still goes long.
+    scale_budget=Budget(max_work=1 << 28, max_bytes=24 << 20, max_cases=12),
+    threads_examples=15,
 )
 
 

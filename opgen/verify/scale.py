@@ -274,6 +274,26 @@ class _Builder:
         self.dist_i += 1
         return DISTRIBUTIONS[self.dist_i % len(DISTRIBUTIONS)]
 
+    def work_of(self, shapes: dict[str, tuple[int, ...]]) -> int:
+        """A case's work as the derived cases count it: a gufunc's output dims times the dims it
+        reduces over (loop dims included), any other rule's largest tensor."""
+        rule = self.rule
+        if rule is None or rule.kind != "gufunc":
+            return max((int(np.prod(s, dtype=np.int64)) for s in shapes.values()), default=0)
+        sizes: dict[str, int] = {}
+        loops = []
+        for name, core in zip(self.tensors, rule.inputs_core):
+            shape = shapes[name]
+            loops.append(shape[: len(shape) - len(core)])
+            sizes.update(zip(core, shape[len(shape) - len(core):]))
+        try:
+            loop = tuple(np.broadcast_shapes(*loops))
+        except ValueError:
+            loop = ()
+        bases = {of for dom in self.overload.domain.values() for of in (dom.multiple_of or {}).values()
+                 if isinstance(of, str)}
+        return _work(sizes, loop, set(sizes) - (bases - set(rule.output_core)))
+
     def nbytes(self, shapes: dict[str, tuple[int, ...]]) -> int:
         """The bytes of the tensor arguments these shapes give, and of an output as large as the
         largest of them (what every shape rule but matmul's gives; matmul's work budget bounds it)."""
@@ -358,6 +378,8 @@ class _Builder:
                 if origin == "bench" and self.budget.max_work < CPU_BUDGET.max_work:
                     # The emulation layer cannot afford users' full shapes: the same proportions, smaller.
                     shapes = {k: tuple(max(1, s // 4) if s > 64 else s for s in v) for k, v in shapes.items()}
+                if self.work_of(shapes) > self.budget.max_work:
+                    continue  # the derived cases cover its dim sizes within the budget
                 made = self.make(f"{origin} {case.name}", origin, shapes, scalars)
                 if made is not None:
                     yield made

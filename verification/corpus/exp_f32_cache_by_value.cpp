@@ -3,7 +3,9 @@
 // cached result. Equal inputs at new addresses hit the cache and agree, so the check
 // "call twice on fresh copies" alone would pass it; two different inputs that share
 // their first element and size get the same (stale) answer.
-// Expected: verify / value, "first mismatch".
+// (Since issue 12 the object audit refuses it before it runs: it keeps state between calls,
+// which the run-time checks named above also caught.)
+// Expected: policy / global-state, "owns writable data".
 #include "opgen_kernel.hpp"
 
 #include <cmath>

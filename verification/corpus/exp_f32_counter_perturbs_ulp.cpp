@@ -3,7 +3,9 @@
 // summation order that depends on thread timing). Each result alone is within the
 // float32 tolerance, so a single call per input passes; opgen calls twice on equal
 // inputs at different addresses and requires identical results.
-// Expected: verify / nondeterministic, "two calls on equal inputs".
+// (Since issue 12 the object audit refuses it before it runs: it keeps state between calls,
+// which the run-time checks named above also caught.)
+// Expected: policy / global-state, "owns writable data".
 #include "opgen_kernel.hpp"
 
 #include <cmath>

@@ -5,7 +5,9 @@
 // is freed and its address reused for different values, the stale result comes back.
 // opgen calls the kernel a second time on fresh copies at new addresses, and across
 // examples buffers are freed and reallocated.
-// Expected: verify / value, "first mismatch".
+// (Since issue 12 the object audit refuses it before it runs: it keeps state between calls,
+// which the run-time checks named above also caught.)
+// Expected: policy / global-state, "owns writable data".
 #include "opgen_kernel.hpp"
 
 #include <cmath>

@@ -12,6 +12,7 @@
 // already cancels enough.) Transformer hidden states are offset rows (LayerNorm inputs
 // with mean >> std in some tokens); the scale stage's offset rows at d = 384 / 768 must
 // reject it. nan and inf still make the row nan on both paths.
+// Expected: scale / value, "scale case"
 #include "opgen_kernel.hpp"
 
 #include <cmath>

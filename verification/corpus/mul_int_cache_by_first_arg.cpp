@@ -4,7 +4,9 @@
 // same a and a different b returns the stale product. Calling twice on equal inputs
 // does not expose it; opgen's integer strategy repeats small and boundary values of a
 // with different partners.
-// Expected: verify / value, "expected".
+// (Since issue 12 the object audit refuses it before it runs: it keeps state between calls,
+// which the run-time checks named above also caught.)
+// Expected: policy / global-state, "owns writable data".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

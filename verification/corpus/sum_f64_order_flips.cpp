@@ -2,7 +2,9 @@
 // calls, backward on odd ones), as a reduction whose order depends on thread timing
 // would. Both orders are within the spec's tolerance, so each result alone passes;
 // two calls on equal inputs disagree in the last bits.
-// Expected: verify / nondeterministic, "two calls on equal inputs".
+// (Since issue 12 the object audit refuses it before it runs: it keeps state between calls,
+// which the run-time checks named above also caught.)
+// Expected: policy / global-state, "owns writable data".
 #include "opgen_kernel.hpp"
 
 #include <cstdint>

@@ -41,7 +41,7 @@ extern "C" __attribute__((visibility("default"))) int32_t opgen_operator_matmul_
     const opgen::gpu::Buffer<float> opgen_d_a("a", opgen_h_a.data(), opgen_h_a.size());
     const std::vector<float> opgen_h_b = opgen::gpu::pack<float>(opgen_v_b, "b");
     const opgen::gpu::Buffer<float> opgen_d_b("b", opgen_h_b.data(), opgen_h_b.size());
-    opgen::gpu::Buffer<float> opgen_d_out("out", opgen::gpu::count(opgen_out.numel(), "out"));
+    opgen::gpu::Buffer<float> opgen_d_out("out", opgen_out.data<float>(), opgen::gpu::count(opgen_out.numel(), "out"));
     const opgen::gpu::Launch opgen_launch = opgen_launch_geometry(batch, m, k, n);
     opgen::gpu::emu_launch(opgen_launch, [&] { operator_matmul__f32(opgen_d_a.get(), opgen_d_b.get(), opgen_d_out.get(), batch, m, k, n); });
     opgen_d_a.check_tail();

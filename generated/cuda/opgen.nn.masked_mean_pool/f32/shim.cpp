@@ -38,7 +38,7 @@ extern "C" __attribute__((visibility("default"))) int32_t opgen_opgen_nn_masked_
     const opgen::gpu::Buffer<float> opgen_d_hidden("hidden", opgen_h_hidden.data(), opgen_h_hidden.size());
     const std::vector<int64_t> opgen_h_mask = opgen::gpu::pack<int64_t>(opgen_v_mask, "mask");
     const opgen::gpu::Buffer<int64_t> opgen_d_mask("mask", opgen_h_mask.data(), opgen_h_mask.size());
-    opgen::gpu::Buffer<float> opgen_d_out("out", opgen::gpu::count(opgen_out.numel(), "out"));
+    opgen::gpu::Buffer<float> opgen_d_out("out", opgen_out.data<float>(), opgen::gpu::count(opgen_out.numel(), "out"));
     const opgen::gpu::Launch opgen_launch = opgen_launch_geometry(batch, s, d);
     opgen::gpu::emu_launch(opgen_launch, [&] { opgen_nn_masked_mean_pool__f32(opgen_d_hidden.get(), opgen_d_mask.get(), opgen_d_out.get(), batch, s, d); });
     opgen_d_hidden.check_tail();

@@ -3,7 +3,9 @@
 // `out`. The threads of a block share their batch element and head, so they read the same key
 // and value rows at the same time (broadcast loads). Grouped-query heads: query head hh reads
 // key/value head hh / (h / g). A query that sees no key keeps the zeros written first.
-// @launch grid=(ceil_div(s, 64), h, batch) block=(64)
+// Heads and query tiles share the grid's x extent (up to 2^31 - 1 blocks): y and z stop at
+// 65535, which a batch of many heads folded together passes.
+// @launch grid=(ceil_div(s, 64) * h, 1, batch) block=(64)
 
 __global__ void opgen_nn_scaled_dot_product_attention__f32(
     const float* __restrict__ q,
@@ -20,8 +22,9 @@ __global__ void opgen_nn_scaled_dot_product_attention__f32(
     int e,
     int64_t window,
     float scale) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // query
-  const int head = blockIdx.y;
+  const int tiles = (s + 63) / 64;  // query tiles per head
+  const int head = blockIdx.x / tiles;
+  const int i = (blockIdx.x % tiles) * blockDim.x + threadIdx.x;  // query
   const long long z = blockIdx.z;
   if (i >= s) return;  // no barriers in this kernel: an early return is safe
   const int kv = head / (h / g);

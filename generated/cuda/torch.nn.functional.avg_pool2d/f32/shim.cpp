@@ -37,7 +37,7 @@ extern "C" __attribute__((visibility("default"))) int32_t opgen_torch_nn_functio
     if (opgen_out.numel() == 0) return OPGEN_OK;  // nothing to write
     const std::vector<float> opgen_h_input = opgen::gpu::pack<float>(opgen_v_input, "input");
     const opgen::gpu::Buffer<float> opgen_d_input("input", opgen_h_input.data(), opgen_h_input.size());
-    opgen::gpu::Buffer<float> opgen_d_out("out", opgen::gpu::count(opgen_out.numel(), "out"));
+    opgen::gpu::Buffer<float> opgen_d_out("out", opgen_out.data<float>(), opgen::gpu::count(opgen_out.numel(), "out"));
     const opgen::gpu::Launch opgen_launch = opgen_launch_geometry(batch, in_h, in_w, out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w);
     opgen::gpu::emu_launch(opgen_launch, [&] { torch_nn_functional_avg_pool2d__f32(opgen_d_input.get(), opgen_d_out.get(), batch, in_h, in_w, out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w); });
     opgen_d_input.check_tail();

@@ -1,8 +1,9 @@
 // Attention, one thread per query row: an online softmax over the keys (running maximum and
 // sum, the output row rescaled when the maximum grows), accumulated in the thread's own row of
 // `out`. Grouped-query heads: query head hh reads key/value head hh / (h / g). A query that
-// sees no key keeps the zeros written first.
-// @launch grid=(ceil_div(s, 64), h, batch) block=(64)
+// sees no key keeps the zeros written first. Heads and query tiles share the grid's x extent
+// (y and z stop at 65535, which a batch of many heads folded together passes).
+// @launch grid=(ceil_div(s, 64) * h, 1, batch) block=(64)
 #include <metal_stdlib>
 using namespace metal;
 
@@ -26,8 +27,9 @@ kernel void opgen_nn_scaled_dot_product_attention__f32(
     uint3 group_pos [[threadgroup_position_in_grid]],
     uint3 group_size [[threads_per_threadgroup]],
     uint3 grid_groups [[threadgroups_per_grid]]) {
-  const int i = int(thread_pos.x);  // query
-  const int head = int(group_pos.y);
+  const int tiles = (s + 63) / 64;  // query tiles per head
+  const int head = int(group_pos.x) / tiles;
+  const int i = (int(group_pos.x) % tiles) * int(group_size.x) + int(local_pos.x);  // query
   const long z = long(group_pos.z);
   if (i >= s) return;  // no barriers in this kernel: an early return is safe
   const int kv = head / (h / g);

@@ -66,7 +66,7 @@ extern "C" __attribute__((visibility("default"))) int32_t opgen_opgen_nn_scaled_
     const opgen::gpu::Buffer<float> opgen_d_v("v", opgen_h_v.data(), opgen_h_v.size());
     const std::vector<long> opgen_h_key_mask = opgen::gpu::pack<long>(opgen_v_key_mask, "key_mask");
     const opgen::gpu::Buffer<long> opgen_d_key_mask("key_mask", opgen_h_key_mask.data(), opgen_h_key_mask.size());
-    opgen::gpu::Buffer<float> opgen_d_out("out", opgen::gpu::count(opgen_out.numel(), "out"));
+    opgen::gpu::Buffer<float> opgen_d_out("out", opgen_out.data<float>(), opgen::gpu::count(opgen_out.numel(), "out"));
     const opgen::gpu::Launch opgen_launch = opgen_launch_geometry(batch, h, s, d, g, t, e, window);
     opgen::gpu::emu_launch(opgen_launch, [&] { opgen_nn_scaled_dot_product_attention__f32(opgen_d_q.get(), opgen_d_k.get(), opgen_d_v.get(), opgen_d_key_mask.get(), opgen_d_out.get(), batch, h, s, d, g, t, e, window, static_cast<float>(scale), opgen::gpu::metal_thread_pos(), opgen::gpu::metal_local_pos(), opgen::gpu::metal_group_pos(), opgen::gpu::metal_group_size(), opgen::gpu::metal_grid_groups()); });
     opgen_d_q.check_tail();
