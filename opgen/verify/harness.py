@@ -144,6 +144,10 @@ def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None, thread
     # (the references are not what is timed; the kernel's OpenMP uses OMP_NUM_THREADS).
     for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
         env[name] = "1"
+    # OpenMP's idle workers spin by default, and spinning counts as CPU time: on a loaded machine
+    # (or with the thread-count stage's oversubscription) an honest threaded kernel would spend
+    # its CPU limit waiting. Passive waiting changes no result, only who burns the time.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.pop("PYTHONFAULTHANDLER", None)  # a crash is reported by its signal, not by Python's handler
     if sanitizer_runtime:
         env["LD_PRELOAD"] = sanitizer_runtime
