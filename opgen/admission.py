@@ -22,7 +22,7 @@ import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -226,6 +226,8 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     data races, ``opgen.gpu.admission.RaceCheck``); a pass is admitted as ``emulated``."""
     rust = backend(target).target == "rust"
     gpu = backend(target).gpu
+    if gpu:  # every run on the CPU execution layer, which is slow by design
+        settings = replace(settings, limits=settings.limits.for_emulation())
     if (rejected := check_policy(spec, overload, source, target)) is not None:
         return rejected
     device = None

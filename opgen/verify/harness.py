@@ -57,6 +57,12 @@ class Limits:
         """The same limits for an ASan run: no RLIMIT_AS (shadow memory); resident memory capped instead."""
         return replace(self, address_space_bytes=None, heap_bytes=self.heap_bytes or self.address_space_bytes)
 
+    def for_emulation(self) -> "Limits":
+        """The limits for a GPU kernel on the CPU execution layer: four times the CPU time and twice
+        the wall clock. The layer runs every GPU thread as a fiber and checks every barrier, so an
+        honest kernel costs it many times what the same arithmetic costs natively."""
+        return replace(self, cpu_seconds=self.cpu_seconds * 4, wall_seconds=self.wall_seconds * 2)
+
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "cpu_seconds": self.cpu_seconds,
