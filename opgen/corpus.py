@@ -59,7 +59,7 @@ SETTINGS = GateSettings(
     admission_examples=60,
     admission_runs=2,
     sanitizer_examples=30,
-    limits=Limits(cpu_seconds=20, wall_seconds=60.0),
+    limits=Limits(cpu_seconds=40, wall_seconds=90.0),
     # A smaller scale budget than admission's (an eighth of the work per case: no 1024^3 product),
     # so a slow but honest kernel stays inside the corpus's CPU limit; every dim still goes long.
     scale_budget=Budget(max_work=1 << 28, max_bytes=24 << 20, max_cases=12),
