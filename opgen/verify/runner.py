@@ -606,9 +606,7 @@ def _hypothesis(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overlo
     except ExecutorDied as died:  # a BaseException: Hypothesis stops at once, no shrinking
         return _died(died, executor, job, check)
     except ProtocolViolation as bad:
-        return {"ok": False, "kind": "tampering", "examples": check.examples,
-                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
-                "details": check.last_args()}
+        return _tampering(bad, check)
     except BaseExceptionGroup as group:  # Hypothesis's FlakyFailure: a failure that did not reproduce
         match, _ = group.split(Mismatch)
         if match is None:
@@ -648,9 +646,7 @@ def _scale(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, k
             result.setdefault("details", {})["scale_case"] = case.describe()
         return result
     except ProtocolViolation as bad:
-        return {"ok": False, "kind": "tampering", "examples": check.examples,
-                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
-                "details": check.last_args()}
+        return _tampering(bad, check)
     scaled = {
         "ok": True,
         "examples": check.examples,
@@ -699,9 +695,7 @@ def _soak(job: dict[str, Any], workdir: Path, spec: Spec, overload: Overload, ke
         result["message"] = f"call {i} of a sequence of {calls} (the long-run check): {result['message']}"
         return result
     except ProtocolViolation as bad:
-        return {"ok": False, "kind": "tampering", "examples": check.examples,
-                "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
-                "details": check.last_args()}
+        return _tampering(bad, check)
     return {"ok": True, "examples": check.examples, "worst_abs_error": check.outcome.worst_abs,
             "worst_rel_error": check.outcome.worst_rel, "worst_tolerance_used": check.outcome.worst_tolerance_used}
 
@@ -715,6 +709,12 @@ def _died(died: ExecutorDied, executor: Executor | None, job: dict[str, Any], ch
         library=job["library"], on_input=bool(details), killed_for=died.killed_for)
     return {"ok": False, "kind": kind, "message": message, "details": {**details, **more},
             "examples": check.examples if check is not None else 0}
+
+
+def _tampering(bad: ProtocolViolation, check: Check) -> dict[str, Any]:
+    return {"ok": False, "kind": "tampering", "examples": check.examples,
+            "message": f"the kernel's process sent the runner {bad} (did it tamper with the executor?)",
+            "details": check.last_args()}
 
 
 def _failed(m: Mismatch, check: Check) -> dict[str, Any]:

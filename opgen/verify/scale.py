@@ -615,7 +615,3 @@ def scale_cases(spec: Spec, overload: Overload, seed: int, budget: Budget = CPU_
             return
         n += 1
         yield case
-
-
-def count_cases(spec: Spec, overload: Overload, seed: int, budget: Budget = CPU_BUDGET) -> int:
-    return sum(1 for _ in scale_cases(spec, overload, seed, budget))
