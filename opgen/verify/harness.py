@@ -45,7 +45,7 @@ _PARENT_NETNS = sandbox.network_namespace()
 
 @dataclass(frozen=True)
 class Limits:
-    cpu_seconds: int = 60
+    cpu_seconds: int = 180  # per executor process: a large honest threaded kernel on 150 drawn 4-d examples needed over 60 s
     wall_seconds: float = 300.0  # a safety net for a starved machine: the CPU limit is what bounds a loop
     address_space_bytes: int | None = 8 << 30  # numpy/torch reserve a lot of virtual memory; None: unlimited
     file_size_bytes: int = 16 << 20  # also the output cap: stdout+stderr go to one file
