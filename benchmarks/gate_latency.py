@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from opgen.admission import GateSettings, build_job, run_gate  # noqa: E402
-from opgen.build import build  # noqa: E402
-from opgen.spec import load_all  # noqa: E402
+from opgen.gate.admission import GateSettings, build_job, run_gate  # noqa: E402
+from opgen.build.cpp import build  # noqa: E402
+from opgen.spec.model import load_all  # noqa: E402
 
 
 def main() -> int:

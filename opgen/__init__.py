@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # `from opgen import Client` without making every `import opgen` load openai and numpy.
     if name == "Client":
-        from .pipelines.client import Client
+        from opgen.pipelines.client import Client
 
         return Client
     raise AttributeError(f"module 'opgen' has no attribute {name!r}")

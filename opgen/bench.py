@@ -23,17 +23,17 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .build import toolchain
-from .errors import OpgenError
-from .ffi import Kernel
-from .library import build_job_for
-from .nativetypes import NativeType
-from .project import Project
-from .references import error_scale, resolve
-from .registry import Entry, Registry
-from .spec import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
-from .targets import build_any
-from .verify.compare import Mismatch, Outcome, compare_tensor
+from opgen.build.cpp import toolchain
+from opgen.errors import OpgenError
+from opgen.verify.ffi import Kernel
+from opgen.service import build_job_for
+from opgen.spec.nativetypes import NativeType
+from opgen.project import Project
+from opgen.references import error_scale, resolve
+from opgen.registry import Entry, Registry
+from opgen.spec.model import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
+from opgen.targets import build_any
+from opgen.verify.compare import Mismatch, Outcome, compare_tensor
 
 MIN_ROUND_SECONDS = 0.05  # each timed round repeats a call until at least this long
 ROUNDS = 7  # interleaved kernel/reference rounds; the median round is reported

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import OpgenError
+from opgen.errors import OpgenError
 
 SPACE_MARK = "\u2581"  # "▁", what Gemma's normalizer writes for a space
 HINT = ("opgen.text.bpe_encode implements Gemma's tokenizer.json pipeline only; for another tokenizer, "
@@ -46,7 +46,7 @@ class BpeTokenizer:
 
     def encode(self, texts: list[str], max_length: int) -> list[int]:
         """``opgen.text.bpe_encode`` in Python (Hugging Face ``tokenizers``): ids, then masks."""
-        from .references import bpe_encode
+        from opgen.references import bpe_encode
 
         return bpe_encode(*self.arguments(texts, max_length))
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from .compiler import types as ctypes_model
-from .compiler.types import DictType, Type
-from .dtypes import dtype_of_code
-from .errors import OpgenError
-from .ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
+from opgen.compiler import types as ctypes_model
+from opgen.compiler.types import DictType, Type
+from opgen.spec.dtypes import dtype_of_code
+from opgen.errors import OpgenError
+from opgen.verify.ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
 
 PY_ERRORS = {**ERROR_KINDS, 6: KeyError}
 _INT64 = (-(2**63), 2**63 - 1)

@@ -4,14 +4,14 @@ an input of shape (*, H, W) (every leading dim a plane; torch takes (C, H, W) or
 (N, C, H, W), whose planes are pooled alike) and the kernel, stride and padding as ints.
 
 Arguments torch rejects are a ValueError here, on exactly the conditions of
-``opgen.shapes.pool2d_error``, which the generated shims check in the same words.
+``opgen.spec.shapes.pool2d_error``, which the generated shims check in the same words.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .shapes import pool2d_error
+from opgen.spec.shapes import pool2d_error
 
 
 def _pool(fn_name: str, x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int) -> np.ndarray:

@@ -11,9 +11,9 @@ from typing import Any
 
 import jinja2
 
-from .abi import cpp_declaration, kernel_name, rust_declaration
-from .errors import SpecError
-from .spec import PLAIN_VARIANT, Domain, Overload, Spec
+from opgen.spec.abi import cpp_declaration, kernel_name, rust_declaration
+from opgen.errors import SpecError
+from opgen.spec.model import PLAIN_VARIANT, Domain, Overload, Spec
 
 ALLOWED_CPP_HEADERS = (
     "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdlib", "cstring", "limits",
@@ -64,8 +64,8 @@ def _gpu_facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
     """CUDA and Metal: the device kernel's declaration (it replaces the C++ one) and its contract."""
     if target not in ("cuda", "metal"):
         return {}
-    from .gpu.device_abi import prompt_facts
-    from .gpu.dialect import dialect
+    from opgen.targets.gpu.device_abi import prompt_facts
+    from opgen.targets.gpu.dialect import dialect
 
     return prompt_facts(spec, overload, dialect(target))
 

@@ -37,8 +37,8 @@ from typing import Any, Iterator
 
 from filelock import FileLock
 
-from .errors import OpgenError
-from .spec import PLAIN_VARIANT, TARGET_IDS, Spec
+from opgen.errors import OpgenError
+from opgen.spec.model import PLAIN_VARIANT, TARGET_IDS, Spec
 
 TARGET_DIRS = {"cpu-cpp": "cpp", "cpu-rust": "rust", "cuda": "cuda", "metal": "metal"}
 
@@ -255,7 +255,7 @@ class Registry:
 def _serving_rank(entry: Entry) -> tuple:
     """Sort key: measured on this machine's ISA first, then by its primary time; plain
     breaks ties and wins when nothing was measured (it is the simplest to trust)."""
-    from .build import toolchain  # lazily: reading the registry must not need a compiler
+    from opgen.build.cpp import toolchain  # lazily: reading the registry must not need a compiler
 
     bench = entry.benchmark or {}
     seconds = bench.get("primary_seconds")

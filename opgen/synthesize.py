@@ -14,18 +14,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__
-from .abi import kernel_name, native_signature
-from .admission import GateResult, GateSettings, run_gate
-from .errors import AwaitingAnswer, OpgenError
-from .llm.providers import Provider, Request, now
-from .llm.recordings import Recordings
-from .project import Project
-from .prompts import render_repair, render_request
-from .registry import Entry, Registry
-from .spec import PLAIN_VARIANT, TARGET_IDS, Overload, Spec
-from .speclint import require_clean
-from .targets import backend
+from opgen import __version__
+from opgen.spec.abi import kernel_name, native_signature
+from opgen.gate.admission import GateResult, GateSettings, run_gate
+from opgen.errors import AwaitingAnswer, OpgenError
+from opgen.llm.providers import Provider, Request, now
+from opgen.llm.recordings import Recordings
+from opgen.project import Project
+from opgen.prompts import render_repair, render_request
+from opgen.registry import Entry, Registry
+from opgen.spec.model import PLAIN_VARIANT, TARGET_IDS, Overload, Spec
+from opgen.spec.lint import require_clean
+from opgen.targets import backend
 
 Report = Callable[[str], None]
 
@@ -64,8 +64,8 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
     messages = render_request(project.prompts, spec, overload, target, variant)
     context = {"kernel_name": kernel_name(spec.op, overload.name), "language": target}
     if backend(target).gpu:  # the answer's launch line is checked against the kernel's sizes
-        from .gpu.device_abi import contract
-        from .gpu.dialect import dialect
+        from opgen.targets.gpu.device_abi import contract
+        from opgen.targets.gpu.dialect import dialect
 
         context["launch_names"] = list(contract(spec, overload, dialect(target)).launch_names)
     outcome = Outcome(spec.op, overload.name, target_id, admitted=False, variant=variant)
@@ -155,8 +155,8 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, sour
         "admitted_at": now(),
     }
     if files.gpu:  # the device kernel's exact declaration, beside the C ABI it is reached through
-        from .gpu.device_abi import contract
-        from .gpu.dialect import dialect
+        from opgen.targets.gpu.device_abi import contract
+        from opgen.targets.gpu.dialect import dialect
 
         data["signature"][target] = contract(spec, overload, dialect(target)).declaration()
     return registry.admit(spec.op, overload.name, target_id,

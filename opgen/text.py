@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .bpe_tokenizer import BpeTokenizer, load_bpe_tokenizer
-from .references import bpe_encode, wordpiece_encode
+from opgen.bpe_tokenizer import BpeTokenizer, load_bpe_tokenizer
+from opgen.references import bpe_encode, wordpiece_encode
 
 __all__ = ["BpeTokenizer", "bpe_encode", "load_bpe_tokenizer", "load_vocab", "wordpiece_encode"]
 

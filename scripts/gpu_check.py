@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from opgen.errors import OpgenError  # noqa: E402
-from opgen.gpu.device_check import run  # noqa: E402
+from opgen.targets.gpu.device_check import run  # noqa: E402
 from opgen.project import Project  # noqa: E402
 
 

@@ -50,7 +50,7 @@ def prune() -> int:
     from opgen.project import Project
     from opgen.prompts import render_request
     from opgen.registry import Registry
-    from opgen.spec import TARGET_IDS, load_all
+    from opgen.spec.model import TARGET_IDS, load_all
 
     project = Project(ROOT)
     specs = load_all(project.specs)

@@ -1,5 +1,5 @@
 """The kernel ABI end to end: generated shims around tiny hand-written kernels, built
-with opgen.build and called through opgen.ffi, for every kind of value the ABI carries."""
+with opgen.build.cpp and called through opgen.verify.ffi, for every kind of value the ABI carries."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from opgen import ffi
-from opgen.abi import c_declaration, c_symbol
-from opgen.build import BuildJob, build
-from opgen.dtypes import DTYPES
-from opgen.shim import render_shim
-from opgen.spec import load_spec
+from opgen.verify import ffi
+from opgen.spec.abi import c_declaration, c_symbol
+from opgen.build.cpp import BuildJob, build
+from opgen.spec.dtypes import DTYPES
+from opgen.targets.cpp.shim import render_shim
+from opgen.spec.model import load_spec
 
 OP = "abitest.ops"
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from opgen import references as R
-from opgen.spec import load_spec
+from opgen.spec.model import load_spec
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 
@@ -291,9 +291,9 @@ def test_specs_declare_their_error_scale_and_bench_cases(name):
 def _registry_kernel(name: str):
     import ctypes
 
-    from opgen.build import build
-    from opgen.ffi import Kernel
-    from opgen.library import build_job_for
+    from opgen.build.cpp import build
+    from opgen.verify.ffi import Kernel
+    from opgen.service import build_job_for
     from opgen.registry import Registry
 
     spec = load_spec(SPECS / "opgen" / "nn" / f"{name}.yaml")

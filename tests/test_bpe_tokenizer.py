@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opgen.admission import build_job
+from opgen.gate.admission import build_job
 from opgen.bpe_tokenizer import BpeTokenizer, load_bpe_tokenizer
-from opgen.build import build
+from opgen.build.cpp import build
 from opgen.errors import OpgenError
-from opgen.ffi import Kernel
+from opgen.verify.ffi import Kernel
 from opgen.project import PACKAGE_ROOT
 from opgen.references import bpe_encode
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from opgen.verify.bpe_strategies import bpe_text
 
 tokenizers = pytest.importorskip("tokenizers")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from opgen import build as build_mod
-from opgen.admission import GateSettings, build_job, run_gate
-from opgen.build import BuildJob, build, cache_root, toolchain
-from opgen.spec import load_all
+from opgen.build import cpp as build_mod
+from opgen.gate.admission import GateSettings, build_job, run_gate
+from opgen.build.cpp import BuildJob, build, cache_root, toolchain
+from opgen.spec.model import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ def private_cache(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def ninja_runs(monkeypatch) -> list[list[str]]:
-    """Every ninja invocation opgen.build makes."""
+    """Every ninja invocation opgen.build.cpp makes."""
     toolchain()  # resolve the (cached) toolchain first, so its probes are not counted
     calls: list[list[str]] = []
     real_run = subprocess.run

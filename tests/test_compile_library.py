@@ -15,13 +15,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from opgen.build import BuildJob, build
+from opgen.build.cpp import BuildJob, build
 from opgen.cli import app
 from opgen.compiler.link import entry_hash
 from opgen.compiler.emit_cpp import Kernel
 from opgen.host import load_compiled
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from tests.compile_support import CHECKOUT, EXAMPLES, compiled, compiled_rust  # noqa: F401 (fixtures)
 from tests.conftest import isolate_env, make_project
 from tests.fake_openai import FakeOpenAI, reply_tool_call

@@ -26,7 +26,7 @@ from opgen.compiler.tracer import trace_file
 from opgen.host import load_compiled
 from opgen.project import Project
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from tests.conftest import CHECKOUT
 
 SEED = CHECKOUT / "examples" / "embeddings" / "seed.py"

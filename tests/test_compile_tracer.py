@@ -12,7 +12,7 @@ from opgen.compiler.propagate import propagate
 from opgen.compiler.resolve import OpResolver
 from opgen.compiler.tracer import trace_file
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from tests.compile_support import CHECKOUT
 
 SOURCE = '''\

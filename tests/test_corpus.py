@@ -20,12 +20,12 @@ import pytest
 from typer.testing import CliRunner
 
 from opgen.cli import app
-from opgen.corpus import (CORPUS_DIR, SETTINGS, EntryResult, HonestResult, corpus_dir, fill_table, honest_kernels,
+from opgen.gate.corpus import (CORPUS_DIR, SETTINGS, EntryResult, HonestResult, corpus_dir, fill_table, honest_kernels,
                           load_manifest, render_tally, run_entry, run_honest, tally, unusual_honest_kernels)
 from opgen.errors import OpgenError
-from opgen.policy import check
+from opgen.targets.cpp.policy import check
 from opgen.project import PACKAGE_ROOT, Project
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 
 ROOT = PACKAGE_ROOT
 SPECS = load_all(ROOT / "specs")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from opgen.errors import SpecError
-from opgen.spec import load_spec
+from opgen.spec.model import load_spec
 from opgen.verify.strategies import examples
 
 EMBEDDING = """\
@@ -182,8 +182,8 @@ def test_float_choices_are_drawn_as_floats(tmp_path):
 def test_spec_lint_keeps_index_tensors_when_it_redraws_values(tmp_path):
     """The lint's check that a reference depends on its inputs redraws values for the same
     shapes: ids must keep pointing into their table (redrawn ones would only raise IndexError)."""
-    from opgen.speclint import _redraw, lint_overload
-    from opgen.spec import Spec
+    from opgen.spec.lint import _redraw, lint_overload
+    from opgen.spec.model import Spec
 
     overload = _embedding(tmp_path, raises=False)
     args = next(a for a in _draw(overload, 30) if a["input"].size and a["weight"].size)

@@ -111,12 +111,12 @@ def test_linear_numpy_baseline_is_linear():
 def test_admitted_linear_at_a_minilm_shape_is_within_its_error_bound():
     """(8, 128, 1536) @ (384, 1536)^T + b: k spans several packed blocks and the rows split
     across threads, which the verifier's shapes (sides <= 48) never reach."""
-    from opgen.admission import build_job
-    from opgen.build import build
-    from opgen.ffi import Kernel
+    from opgen.gate.admission import build_job
+    from opgen.build.cpp import build
+    from opgen.verify.ffi import Kernel
     from opgen.project import PACKAGE_ROOT
     from opgen.registry import Registry
-    from opgen.spec import load_spec
+    from opgen.spec.model import load_spec
 
     spec = load_spec(PACKAGE_ROOT / "specs/torch/nn/functional/linear.yaml")
     overload = spec.overload("f32_bias")

@@ -18,22 +18,22 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from opgen.admission import GateSettings, run_gate
-from opgen.build import build
+from opgen.gate.admission import GateSettings, run_gate
+from opgen.build.cpp import build
 from opgen.cli import app
-from opgen.ffi import Kernel, KernelError
-from opgen.gpu import policy as gpu_policy
-from opgen.gpu.admission import RACE_RECORD, explain_race
-from opgen.gpu.build import build_cuda, build_racecheck, cuda_job, emulation_job, nvcc
-from opgen.gpu.device_abi import contract
-from opgen.gpu.dialect import CUDA, METAL
-from opgen.gpu.host import render_cuda_host, render_emulated_host
-from opgen.gpu.launch import LaunchError, parse_launch
-from opgen.library import status_rows
+from opgen.verify.ffi import Kernel, KernelError
+from opgen.targets.gpu import policy as gpu_policy
+from opgen.targets.gpu.admission import RACE_RECORD, explain_race
+from opgen.targets.gpu.build import build_cuda, build_racecheck, cuda_job, emulation_job, nvcc
+from opgen.targets.gpu.device_abi import contract
+from opgen.targets.gpu.dialect import CUDA, METAL
+from opgen.targets.gpu.host import render_cuda_host, render_emulated_host
+from opgen.targets.gpu.launch import LaunchError, parse_launch
+from opgen.service import status_rows
 from opgen.llm.response import answer_model
 from opgen.project import PACKAGE_ROOT, Project
 from opgen.registry import Registry
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from opgen.verify.harness import Limits
 
 ROOT = PACKAGE_ROOT

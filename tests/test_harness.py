@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from opgen.abi import c_symbol
-from opgen.admission import build_job
-from opgen.build import build
-from opgen.spec import load_all
+from opgen.spec.abi import c_symbol
+from opgen.gate.admission import build_job
+from opgen.build.cpp import build
+from opgen.spec.model import load_all
 from opgen.verify.harness import Limits, Verdict, verify_library
 
 ROOT = Path(__file__).resolve().parents[1]

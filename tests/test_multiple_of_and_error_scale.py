@@ -12,8 +12,8 @@ import pytest
 
 from opgen.errors import SpecError
 from opgen.references import error_scale
-from opgen.spec import load_spec
-from opgen.speclint import draw_examples, lint_overload
+from opgen.spec.model import load_spec
+from opgen.spec.lint import draw_examples, lint_overload
 from opgen.verify import runner
 from opgen.verify.compare import Mismatch, Outcome, compare_tensor
 

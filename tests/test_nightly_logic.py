@@ -41,7 +41,7 @@ def test_shards_partition_keys_and_stay_put_when_keys_are_added():
 # --- budgets and names ------------------------------------------------------------------
 
 def test_budget_presets_are_deeper_than_admission_except_smoke():
-    from opgen.admission import GateSettings
+    from opgen.gate.admission import GateSettings
 
     admission = GateSettings()
     total = lambda b: b.dev_examples + b.admission_runs * b.admission_examples  # noqa: E731

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from opgen.cli import app
-from opgen.corpus import corpus_dir, load_manifest
+from opgen.gate.corpus import corpus_dir, load_manifest
 from opgen.project import Project
 from opgen.registry import Registry, sha256_file
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from tests.conftest import CHECKOUT
 
 runner = CliRunner()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from opgen.policy import OPENMP_RULE, RULES, check, strip_comments
+from opgen.targets.cpp.policy import OPENMP_RULE, RULES, check, strip_comments
 
 HEAD = '#include "opgen_kernel.hpp"\n#include <cmath>\n\nnamespace opgen::kernels {\nvoid f() {\n'
 TAIL = "}\n}  // namespace opgen::kernels\n"
@@ -257,7 +257,7 @@ def test_comment_markers_inside_raw_strings_do_not_hide_code():
 
 # --- the compiled object: imports on an allow-list, no state, no hand-placed machine code ----
 
-from opgen.policy import audit_machine_code, audit_object, audit_state  # noqa: E402
+from opgen.targets.cpp.policy import audit_machine_code, audit_object, audit_state  # noqa: E402
 
 
 def imports(*names):

@@ -8,9 +8,9 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from opgen.abi import cpp_declaration
+from opgen.spec.abi import cpp_declaration
 from opgen.prompts import ALLOWED_CPP_HEADERS, render_repair, render_request
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ROOT / "prompts"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from opgen.abi import native_signature
+from opgen.spec.abi import native_signature
 from opgen.registry import Registry, sha256_file
-from opgen.spec import Spec, load_spec
+from opgen.spec.model import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "// kernel\nint64_t f(int64_t a, int64_t b) { return a + b; }\n"

@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from opgen.cli import app
-from opgen.library import status_rows
+from opgen.service import status_rows
 from opgen.project import Project
 from opgen.registry import Registry
 from tests.conftest import CHECKOUT, isolate_env

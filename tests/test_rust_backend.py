@@ -18,19 +18,19 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from opgen.abi import c_params, c_symbol, rust_declaration
-from opgen.admission import GateSettings, run_gate
-from opgen.build_rust import CHECKED_FLAGS, LibraryInfo, build_rust, checked_job, rust_job, trim_diagnostics
+from opgen.spec.abi import c_params, c_symbol, rust_declaration
+from opgen.gate.admission import GateSettings, run_gate
+from opgen.build.rust import CHECKED_FLAGS, LibraryInfo, build_rust, checked_job, rust_job, trim_diagnostics
 from opgen.cli import app
 from opgen.errors import OpgenError
-from opgen.dtypes import DTYPES
-from opgen.ffi import ErrorInfo, Kernel, KernelError, tensor_view
+from opgen.spec.dtypes import DTYPES
+from opgen.verify.ffi import ErrorInfo, Kernel, KernelError, tensor_view
 from opgen.llm.response import answer_model
-from opgen.nativetypes import parse_signature
-from opgen.policy_rust import audit_library, check
+from opgen.spec.nativetypes import parse_signature
+from opgen.targets.rust.policy import audit_library, check
 from opgen.prompts import render_repair, render_request
-from opgen.shim_rust import render_rust_shim
-from opgen.spec import Spec, load_spec, spec_files
+from opgen.targets.rust.shim import render_rust_shim
+from opgen.spec.model import Spec, load_spec, spec_files
 from opgen.targets import backend
 from tests.fake_openai import FakeOpenAI, reply_tool_call
 
@@ -404,7 +404,7 @@ def test_llm_round_trip_for_rust_repairs_a_compile_error(project: Path, monkeypa
 
 # --- the library audit on symbols: std code that reaches the OS, state, system calls ---------
 
-from opgen.policy_rust import audit_library_code, audit_library_state, audit_std_use  # noqa: E402
+from opgen.targets.rust.policy import audit_library_code, audit_library_state, audit_std_use  # noqa: E402
 
 
 def test_std_code_beyond_the_baseline_is_refused_by_module_whatever_the_source_said():

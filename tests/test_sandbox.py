@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from opgen import admission
-from opgen.abi import c_symbol
-from opgen.admission import GateSettings, audit_build, build_job, run_gate
-from opgen.build import build, inspect_object, sanitizer_job, sanitizer_runtime
-from opgen.policy import audit_object
-from opgen.spec import load_all
+from opgen.gate import admission
+from opgen.spec.abi import c_symbol
+from opgen.gate.admission import GateSettings, audit_build, build_job, run_gate
+from opgen.build.cpp import build, inspect_object, sanitizer_job, sanitizer_runtime
+from opgen.targets.cpp.policy import audit_object
+from opgen.spec.model import load_all
 from opgen.verify import sandbox
 from opgen.verify.harness import Limits, Verdict, verify_library
 

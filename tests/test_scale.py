@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opgen.spec import Domain, load_all, load_spec
+from opgen.spec.model import Domain, load_all, load_spec
 from opgen.verify.scale import (CPU_BUDGET, EMULATED_BUDGET, REDUCTION_LENGTH, STRING_BYTES, TABLE_ROWS, Budget,
                                 scale_cases)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis.extra import numpy as hnp
 
-from opgen.shapes import ShapeRuleError, normalize_axis, parse_shape_rule
+from opgen.spec.shapes import ShapeRuleError, normalize_axis, parse_shape_rule
 
 MATMUL = "(m,k),(k,n)->(m,n)"
 

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from opgen.admission import GATE_VERSION, build_job
-from opgen.build import build
+from opgen.gate.admission import GATE_VERSION, build_job
+from opgen.build.cpp import build
 from opgen.cli import app
-from opgen.ffi import Kernel
+from opgen.verify.ffi import Kernel
 from opgen.llm.recordings import Recordings, request_hash
 from opgen.project import PACKAGE_ROOT, Project
 from opgen.prompts import render_request
 from opgen.registry import Registry
-from opgen.spec import TARGET_IDS, load_all
+from opgen.spec.model import TARGET_IDS, load_all
 
 ROOT = PACKAGE_ROOT
 INITIAL_OPS = {

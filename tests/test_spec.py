@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from opgen.errors import SpecError
-from opgen.spec import load_all, load_spec
+from opgen.spec.model import load_all, load_spec
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 

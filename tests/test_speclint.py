@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from opgen.cli import app
-from opgen.spec import load_all, load_spec
-from opgen.speclint import ZERO_PASS_LIMIT, lint_overload
+from opgen.spec.model import load_all, load_spec
+from opgen.spec.lint import ZERO_PASS_LIMIT, lint_overload
 from tests.conftest import CHECKOUT
 from tests.fake_openai import FakeOpenAI, reply_tool_call
 

@@ -23,11 +23,11 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from opgen.admission import GateSettings
+from opgen.gate.admission import GateSettings
 from opgen.cli import app
 from opgen.llm.providers import OpenAIProvider
 from opgen.project import Project
-from opgen.spec import load_all
+from opgen.spec.model import load_all
 from opgen.synthesize import synthesize_overload
 from tests.conftest import isolate_env, make_project
 from tests.fake_openai import (

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from opgen.build import toolchain
-from opgen.library import status_rows
+from opgen.build.cpp import toolchain
+from opgen.service import status_rows
 from opgen.project import Project
 from opgen.prompts import render_request
 from opgen.registry import Registry
-from opgen.spec import load_all, load_spec
+from opgen.spec.model import load_all, load_spec
 
 from tests.conftest import CHECKOUT
 from tests.test_registry import admit as admit_plain

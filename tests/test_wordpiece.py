@@ -22,13 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from opgen.admission import build_job
+from opgen.gate.admission import build_job
 from opgen.errors import SpecError
-from opgen.ffi import Kernel
+from opgen.verify.ffi import Kernel
 from opgen.project import PACKAGE_ROOT
 from opgen.references import flatten_encodings, wordpiece_encode
 from opgen.registry import Registry
-from opgen.spec import TARGET_IDS, load_all, load_spec
+from opgen.spec.model import TARGET_IDS, load_all, load_spec
 from opgen.targets import build_any
 from opgen.text import load_vocab
 from opgen.verify.text_strategies import (BERT_SPECIAL_TOKENS, CONTROL, MARKS, WHITESPACE, mixed_text,

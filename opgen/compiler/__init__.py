@@ -7,7 +7,7 @@ emit_cpp.py (the C++), link.py (library and manifest), driver.py (the command), 
 opgen/host.py for calling the result from Python.
 """
 
-from .driver import Compiled, compile_function, compile_many, parse_target_spec, synthesizer
-from .errors import CompileError, MissingOp
+from opgen.compiler.driver import Compiled, compile_function, compile_many, parse_target_spec, synthesizer
+from opgen.compiler.errors import CompileError, MissingOp
 
 __all__ = ["Compiled", "CompileError", "MissingOp", "compile_function", "compile_many", "parse_target_spec", "synthesizer"]

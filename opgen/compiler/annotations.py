@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..dtypes import DTYPES
-from .errors import CompileError
-from .scope import ModuleScope
-from .types import BOOL, FLOAT, INT, STR, DictType, Type, list_of, tensor_of
+from opgen.spec.dtypes import DTYPES
+from opgen.compiler.errors import CompileError
+from opgen.compiler.scope import ModuleScope
+from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, list_of, tensor_of
 
 SCALARS = {"int": INT, "float": FLOAT, "str": STR, "bool": BOOL}
 LIST_NAMES = {"list", "typing.List"}

@@ -12,23 +12,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..admission import GateSettings
-from ..build import BuildResult, build
-from ..build_rust import build_rust
-from ..errors import OpgenError
-from ..llm.providers import Provider
-from ..project import Project
-from ..registry import Entry, Registry
-from ..spec import Overload, Spec, load_all
-from ..synthesize import synthesize_overload
-from . import link
-from .emit_cpp import Kernel, kernels_of, render
-from .errors import CompileError
-from .pipeline_intrinsic import link_pipelines
-from .propagate import propagate
-from .resolve import CLI_TARGETS, OpResolver, Synthesizer
-from .tracer import trace_file
-from .types import DictType
+from opgen.gate.admission import GateSettings
+from opgen.build.cpp import BuildResult, build
+from opgen.build.rust import build_rust
+from opgen.errors import OpgenError
+from opgen.llm.providers import Provider
+from opgen.project import Project
+from opgen.registry import Entry, Registry
+from opgen.spec.model import Overload, Spec, load_all
+from opgen.synthesize import synthesize_overload
+from opgen.compiler import link
+from opgen.compiler.emit_cpp import Kernel, kernels_of, render
+from opgen.compiler.errors import CompileError
+from opgen.compiler.pipeline_intrinsic import link_pipelines
+from opgen.compiler.propagate import propagate
+from opgen.compiler.resolve import CLI_TARGETS, OpResolver, Synthesizer
+from opgen.compiler.tracer import trace_file
+from opgen.compiler.types import DictType
 
 
 @dataclass

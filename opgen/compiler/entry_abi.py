@@ -20,7 +20,7 @@ is 0 or the Python error kind (opgen_abi.h, plus 6 for KeyError) with ``err`` fi
 
 from __future__ import annotations
 
-from .types import DictType, Type
+from opgen.compiler.types import DictType, Type
 
 ENTRY_PREFIX = "opgen_compiled_"
 KEY_ERROR = 6

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import OpgenError
+from opgen.errors import OpgenError
 
 
 class CompileError(OpgenError):

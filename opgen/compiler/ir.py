@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry import Entry
-from ..spec import Overload, Spec
-from .types import Type
+from opgen.registry import Entry
+from opgen.spec.model import Overload, Spec
+from opgen.compiler.types import Type
 
 
 @dataclass(eq=False)

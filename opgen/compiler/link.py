@@ -1,10 +1,10 @@
 """One shared library from the emitted C++ and the registry kernels it calls, plus its manifest.
 
-Every C++ kernel goes in with its generated shim as one sealed unit (opgen.build: partially
+Every C++ kernel goes in with its generated shim as one sealed unit (opgen.build.cpp: partially
 linked, hidden symbols made local), so helpers two LLM-written kernels both define can
 never be merged; the emitted code declares the shims hidden, so the library exports only
 its entry point and opgen_free. A Rust kernel carries its own standard library, so it stays
-the cdylib its admission built (opgen.build_rust, a cache hit) and ships in kernels/ beside
+the cdylib its admission built (opgen.build.rust, a cache hit) and ships in kernels/ beside
 the library, which loads it on first use. Builds are ninja's, cached by content.
 """
 
@@ -15,16 +15,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..build import BuildJob
-from ..build_rust import RustBuildJob, rust_job
-from ..errors import OpgenError
-from ..registry import sha256_file
-from ..pipelines import library as pipeline_library
-from .emit_cpp import Kernel, usage_symbol
-from .pipeline_intrinsic import LinkedPipeline, kernel_of
-from .entry_abi import KEY_ERROR, c_declaration, entry_symbol
-from .errors import CompileError
-from . import ir
+from opgen.build.cpp import BuildJob
+from opgen.build.rust import RustBuildJob, rust_job
+from opgen.errors import OpgenError
+from opgen.registry import sha256_file
+from opgen.pipelines import library as pipeline_library
+from opgen.compiler.emit_cpp import Kernel, usage_symbol
+from opgen.compiler.pipeline_intrinsic import LinkedPipeline, kernel_of
+from opgen.compiler.entry_abi import KEY_ERROR, c_declaration, entry_symbol
+from opgen.compiler.errors import CompileError
+from opgen.compiler import ir
 
 RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled.hpp"
 PIPELINE_RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled_pipeline.hpp"

@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from ..errors import OpgenError
-from ..pipelines import library as pipeline_library
-from ..pipelines import models
-from ..project import Project
-from ..registry import Entry
-from ..spec import Spec
-from . import ir
-from .errors import CompileError
+from opgen.errors import OpgenError
+from opgen.pipelines import library as pipeline_library
+from opgen.pipelines import models
+from opgen.project import Project
+from opgen.registry import Entry
+from opgen.spec.model import Spec
+from opgen.compiler import ir
+from opgen.compiler.errors import CompileError
 
 INTRINSIC = "opgen.pipelines.embed"
 
@@ -60,7 +60,7 @@ class LinkedPipeline:
 
 
 def pipelines_of(fn: ir.Function) -> list[ir.PipelineEmbed]:
-    from .emit_cpp import _expressions  # the emitter's walk over every statement's expressions
+    from opgen.compiler.emit_cpp import _expressions  # the emitter's walk over every statement's expressions
     return [e for e in _expressions(fn.body) if isinstance(e, ir.PipelineEmbed)]
 
 
@@ -95,6 +95,6 @@ def link_pipelines(project: Project, fn: ir.Function, target: str) -> list[Linke
 
 
 def kernel_of(specs: dict[str, Spec], entry: Entry):
-    from .emit_cpp import Kernel
+    from opgen.compiler.emit_cpp import Kernel
     spec = specs[entry.op]
     return Kernel(spec, spec.overload(entry.overload), entry)

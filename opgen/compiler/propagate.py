@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ir
-from .errors import CompileError
-from .resolve import EXACT_COMPARISONS, OpResolver
-from .types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, tensor_of, widens_to
+from opgen.compiler import ir
+from opgen.compiler.errors import CompileError
+from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
+from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, tensor_of, widens_to
 
 EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 

@@ -14,10 +14,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Callable
 
-from ..registry import Entry, Registry, TARGET_DIRS
-from ..spec import TARGET_IDS, Overload, Spec
-from .errors import MissingOp
-from .types import Type, widens_to
+from opgen.registry import Entry, Registry, TARGET_DIRS
+from opgen.spec.model import TARGET_IDS, Overload, Spec
+from opgen.compiler.errors import MissingOp
+from opgen.compiler.types import Type, widens_to
 
 CLI_TARGETS = {v: k for k, v in TARGET_IDS.items()}  # cpu-cpp -> cpp
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CompileError
+from opgen.compiler.errors import CompileError
 
 
 @dataclass

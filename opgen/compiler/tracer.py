@@ -16,10 +16,10 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from . import ir, pipeline_intrinsic
-from .annotations import parse_annotation
-from .errors import CompileError
-from .scope import ModuleScope, read_module
+from opgen.compiler import ir, pipeline_intrinsic
+from opgen.compiler.annotations import parse_annotation
+from opgen.compiler.errors import CompileError
+from opgen.compiler.scope import ModuleScope, read_module
 
 BINARY_OPS = {
     ast.Add: "operator.add", ast.Sub: "operator.sub", ast.Mult: "operator.mul", ast.Div: "operator.truediv",

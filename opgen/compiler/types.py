@@ -1,6 +1,6 @@
 """The compiler's value types: the registry's native types plus str-keyed dicts.
 
-A compiled function's values have exactly the types kernels take (opgen.nativetypes:
+A compiled function's values have exactly the types kernels take (opgen.spec.nativetypes:
 int, float, bool, str, list[scalar], tensor[dtype]), so type propagation can ask the
 registry about them directly. Dicts exist only for tables: module constants and
 parameters that are looked up by key, never passed to a kernel.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..nativetypes import NativeType, parse_type
+from opgen.spec.nativetypes import NativeType, parse_type
 
 
 @dataclass(frozen=True)

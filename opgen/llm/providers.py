@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from ..errors import AwaitingAnswer, ConfigError, OpgenError
-from .recordings import Recordings, request_hash
-from .response import ANSWER_EXTENSIONS, LANGUAGES, KernelAnswer, answer_model
+from opgen.errors import AwaitingAnswer, ConfigError, OpgenError
+from opgen.llm.recordings import Recordings, request_hash
+from opgen.llm.response import ANSWER_EXTENSIONS, LANGUAGES, KernelAnswer, answer_model
 
 MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON", "json_schema": "JSON_SCHEMA"}
 NO_ENDPOINT_HINT = (

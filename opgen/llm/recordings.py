@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .response import KernelAnswer, answer_model
+from opgen.llm.response import KernelAnswer, answer_model
 
 
 def request_hash(messages: list[dict[str, str]], target: str = "cpp") -> str:

@@ -115,7 +115,7 @@ class MetalKernelAnswer(KernelAnswer):
 
 
 def _check_gpu(v: str, name: str | None, language: str, launch_names: list[str] | None) -> str:
-    from ..gpu.launch import LaunchError, parse_launch
+    from opgen.targets.gpu.launch import LaunchError, parse_launch
 
     if "```" in v:
         raise ValueError("the source holds markdown fences; send only the source")

@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import OpgenError
-from .compare import bench_baseline, compare, counts
-from .run import SCHEMA
+from opgen.errors import OpgenError
+from opgen.nightly.compare import bench_baseline, compare, counts
+from opgen.nightly.run import SCHEMA
 
 INDEX_SCHEMA = "opgen-nightly-index/1"
 KEEP_RUN_FILES = 60  # full run files kept; the index keeps more

@@ -18,13 +18,13 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ..admission import GateSettings, dev_seed, library_versions, machine, salted_seed
-from ..errors import OpgenError
-from ..library import Row, reverify, status_rows
-from ..targets import backend
-from ..project import Project
-from ..spec import TARGET_IDS, Spec, load_all
-from .shards import WHOLE, Shard
+from opgen.gate.admission import GateSettings, dev_seed, library_versions, machine, salted_seed
+from opgen.errors import OpgenError
+from opgen.service import Row, reverify, status_rows
+from opgen.targets import backend
+from opgen.project import Project
+from opgen.spec.model import TARGET_IDS, Spec, load_all
+from opgen.nightly.shards import WHOLE, Shard
 
 SCHEMA = "opgen-nightly/1"
 NOISE_BAND = 0.25  # a benchmark ratio may fall this fraction below the previous run's before it is a regression
@@ -206,7 +206,7 @@ def verify_entries(project: Project, specs: dict[str, Spec], rows: list[Row], bu
 def run_corpus_slice(project: Project, specs: dict[str, Spec], shard: Shard, progress: Progress,
                      ops: list[str] | None = None) -> dict[str, Any]:
     """The adversarial corpus entries this shard owns (those about ``ops``, if given), through the gate."""
-    from ..corpus import corpus_dir, load_manifest, run_corpus, tally
+    from opgen.gate.corpus import corpus_dir, load_manifest, run_corpus, tally
 
     directory = corpus_dir(project)
     if not (directory / "manifest.yaml").exists():
@@ -236,7 +236,7 @@ def run_bench_slice(project: Project, ops: list[str], targets: list[str], rounds
                     progress: Progress) -> dict[str, Any]:
     """``opgen bench`` on the ops this shard owns, for the targets this shard runs."""
     try:
-        from ..bench import run_benchmarks
+        from opgen.bench import run_benchmarks
     except ImportError as exc:
         return {"ran": False, "reason": f"benchmarks are not available in this checkout ({exc})"}
     if not ops:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, TypeVar
 
-from ..errors import OpgenError
+from opgen.errors import OpgenError
 
 T = TypeVar("T")
 

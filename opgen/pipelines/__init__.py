@@ -15,8 +15,8 @@ _lock = threading.Lock()
 def embed(model: str, texts: list[str]) -> Any:
     """The model's L2-normalised embeddings of ``texts``: a float32 array (len(texts), dim)."""
     global _client
-    from .client import Client  # lazily: importing opgen.pipelines stays cheap
-    from .models import resolve
+    from opgen.pipelines.client import Client  # lazily: importing opgen.pipelines stays cheap
+    from opgen.pipelines.models import resolve
 
     with _lock:
         if _client is None:

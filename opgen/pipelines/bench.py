@@ -26,9 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..bench import SETTLE_SECONDS
-from ..build import cache_root
-from ..errors import OpgenError
+from opgen.bench import SETTLE_SECONDS
+from opgen.build.cpp import cache_root
+from opgen.errors import OpgenError
 
 ENGINES = ("opgen", "sentence-transformers", "onnxruntime")
 BATCH_SIZES = (1, 32)
@@ -77,7 +77,7 @@ def _threads() -> int:
 # ---------------------------------------------------------------------- the engines, in-process
 
 def opgen_engine(model: str, root: Path | None) -> Callable[[list[str]], np.ndarray]:
-    from .client import Client
+    from opgen.pipelines.client import Client
 
     client = Client(root=root)
     info = client._model(model)
@@ -89,7 +89,7 @@ def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from .models import resolve
+    from opgen.pipelines.models import resolve
 
     torch.set_num_threads(_threads())
     st = SentenceTransformer(str(resolve(model).locate()), device="cpu")
@@ -98,7 +98,7 @@ def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
 
 def onnx_path(model: str) -> Path:
     """The model exported to ONNX once (dynamo exporter), cached by the model files' identity."""
-    from .models import resolve
+    from opgen.pipelines.models import resolve
 
     model_dir = resolve(model).locate()
     weights = model_dir / "model.safetensors"
@@ -132,7 +132,7 @@ def ort_engine(model: str) -> Callable[[list[str]], np.ndarray]:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    from .models import resolve
+    from opgen.pipelines.models import resolve
 
     model_dir = resolve(model).locate()
     options = ort.SessionOptions()

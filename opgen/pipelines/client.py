@@ -21,11 +21,11 @@ import openai
 from openai.types import CreateEmbeddingResponse, Embedding
 from openai.types.create_embedding_response import Usage
 
-from ..errors import OpgenError
-from ..ffi import ErrorInfo, String, string_array
-from ..project import Project
-from .library import build_pipeline
-from .models import ModelInfo, ModelNotFound, model_dir_override, resolve
+from opgen.errors import OpgenError
+from opgen.verify.ffi import ErrorInfo, String, string_array
+from opgen.project import Project
+from opgen.pipelines.library import build_pipeline
+from opgen.pipelines.models import ModelInfo, ModelNotFound, model_dir_override, resolve
 
 try:  # the HTTP library the installed openai package builds its errors around
     import httpx2 as _http

@@ -12,9 +12,9 @@ import json
 import shutil
 from pathlib import Path
 
-from ..project import Project
-from .library import build_pipeline
-from .models import ModelInfo, resolve
+from opgen.project import Project
+from opgen.pipelines.library import build_pipeline
+from opgen.pipelines.models import ModelInfo, resolve
 
 MANIFEST = "pipeline.json"
 

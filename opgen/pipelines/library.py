@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..build import BuildJob, build
-from ..errors import OpgenError
-from ..project import Project
-from ..registry import Entry, Registry
-from ..spec import load_all
-from .models import ModelInfo
+from opgen.build.cpp import BuildJob, build
+from opgen.errors import OpgenError
+from opgen.project import Project
+from opgen.registry import Entry, Registry
+from opgen.spec.model import load_all
+from opgen.pipelines.models import ModelInfo
 
 NATIVE = Path(__file__).parent / "native"
 GLUE_HEADERS = ("pipeline.hpp", "safetensors.hpp")

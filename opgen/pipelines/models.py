@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import OpgenError
+from opgen.errors import OpgenError
 
 F32 = "tensor[float32]"
 I64 = "tensor[int64]"
@@ -153,7 +153,7 @@ def _rope_thetas(c: dict, model_dir: Path) -> tuple[float, float]:
 
 def gemma_tokenizer(model_dir: Path) -> Any:
     """The model's tokenizer.json as opgen.text.bpe_encode's arguments."""
-    from ..bpe_tokenizer import load_bpe_tokenizer
+    from opgen.bpe_tokenizer import load_bpe_tokenizer
 
     path = model_dir / "tokenizer.json"
     if not path.exists():

@@ -1,7 +1,7 @@
 """The coverage report: a static HTML site and a Markdown summary (``opgen report``)."""
 
-from .markdown import render_markdown
-from .model import collect
-from .site import build_site
+from opgen.report.markdown import render_markdown
+from opgen.report.model import collect
+from opgen.report.site import build_site
 
 __all__ = ["build_site", "collect", "render_markdown"]

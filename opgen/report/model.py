@@ -19,12 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import OpgenError
-from ..library import status_rows
-from ..nightly.compare import counts
-from ..nightly.history import History
-from ..project import Project
-from ..spec import TARGET_IDS, load_all
+from opgen.errors import OpgenError
+from opgen.service import status_rows
+from opgen.nightly.compare import counts
+from opgen.nightly.history import History
+from opgen.project import Project
+from opgen.spec.model import TARGET_IDS, load_all
 
 TARGETS = list(TARGET_IDS.values())
 STATUS_ORDER = ["failed", "stale", "missing", "unverified", "emulated", "verified"]
@@ -141,7 +141,7 @@ def bench_series(index: list[dict[str, Any]]) -> dict[str, list[tuple[str, float
 
 
 def _corpus_entries(project: Project, specs: dict) -> tuple[list[dict[str, Any]], str | None]:
-    from ..corpus import corpus_dir, load_manifest
+    from opgen.gate.corpus import corpus_dir, load_manifest
 
     directory = corpus_dir(project)
     if not (directory / "manifest.yaml").exists():

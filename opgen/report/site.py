@@ -16,11 +16,11 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from ..project import Project
-from .charts import ratio_chart
-from .highlight import source_html, stylesheet
-from .markdown import render_markdown
-from .model import collect
+from opgen.project import Project
+from opgen.report.charts import ratio_chart
+from opgen.report.highlight import source_html, stylesheet
+from opgen.report.markdown import render_markdown
+from opgen.report.model import collect
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")

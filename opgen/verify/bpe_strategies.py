@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from .text_strategies import SEGMENTS
+from opgen.verify.text_strategies import SEGMENTS
 
 GEMMA_SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>")
 BYTE_PIECES = tuple(f"<0x{b:02X}>" for b in range(256))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..spec import Tolerance
+from opgen.spec.model import Tolerance
 
 
 @dataclass

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from ..ffi import Kernel, KernelError
-from ..nativetypes import Signature
-from . import sandbox
+from opgen.verify.ffi import Kernel, KernelError
+from opgen.spec.nativetypes import Signature
+from opgen.verify import sandbox
 
 MAX_HEADER = 64 << 20  # bytes: a reply's JSON part (a string result can be long)
 _LEN = struct.Struct("<Q")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from opgen.verify import sandbox
 
 OUTPUT_TAIL = 2000  # bytes of the child's output kept for diagnostics
 EXEC_DIR = "exec"  # the executor's own directory inside the run's: its output, sanitizer logs

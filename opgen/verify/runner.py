@@ -38,14 +38,14 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from ..ffi import KernelError
-from ..references import INT64_MAX, INT64_MIN, call_reference, error_scale
-from ..spec import Overload, Spec, load_spec
-from .compare import Mismatch, Outcome, compare_scalar, compare_tensor
-from .executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
-from .harness import EXEC_DIR, death_verdict
-from .scale import Budget, drawn_examples, scale_cases
-from .strategies import examples
+from opgen.verify.ffi import KernelError
+from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
+from opgen.spec.model import Overload, Spec, load_spec
+from opgen.verify.compare import Mismatch, Outcome, compare_scalar, compare_tensor
+from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
+from opgen.verify.harness import EXEC_DIR, death_verdict
+from opgen.verify.scale import Budget, drawn_examples, scale_cases
+from opgen.verify.strategies import examples
 
 PREVIEW = 12  # elements of each array shown in a counterexample
 
@@ -526,7 +526,7 @@ def _short(v: Any) -> str:
 
 
 # A trusted stand-in for the executor, called in this process: ``Kernel(None, symbol, sig)``.
-# Only for tools that replay the runner with a recording kernel of their own (opgen.corpus
+# Only for tools that replay the runner with a recording kernel of their own (opgen.gate.corpus
 # memorizes fixed-seed inputs this way); never set for a candidate, which always runs in
 # the executor.
 Kernel: Callable[..., Any] | None = None

@@ -40,10 +40,10 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from ..dtypes import DType
-from ..shapes import pool2d_error
-from ..spec import BenchTensor, Domain, Overload, Spec
-from .strategies import examples, lay_out, special_value
+from opgen.spec.dtypes import DType
+from opgen.spec.shapes import pool2d_error
+from opgen.spec.model import BenchTensor, Domain, Overload, Spec
+from opgen.verify.strategies import examples, lay_out, special_value
 
 MODEL_SIZES = (64, 128, 384, 768, 1024, 4096)
 AROUND_MODEL = tuple(sorted({m + d for m in MODEL_SIZES for d in (-1, 0, 1)}))

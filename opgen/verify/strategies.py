@@ -19,10 +19,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ..dtypes import DType
-from ..nativetypes import NativeType
-from ..spec import Domain, Overload
-from .text_strategies import string_list_strategy, string_strategy
+from opgen.spec.dtypes import DType
+from opgen.spec.nativetypes import NativeType
+from opgen.spec.model import Domain, Overload
+from opgen.verify.text_strategies import string_list_strategy, string_strategy
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Lengths that are not multiples of any vector width, so vectorised kernels must
@@ -259,7 +259,7 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
             ndim = len(shapes[dom.axis_of])
             args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
         elif dom.ids is not None:  # ids into a vocabulary drawn before (opgen/verify/bpe_strategies.py)
-            from .bpe_strategies import ids_strategy
+            from opgen.verify.bpe_strategies import ids_strategy
 
             malformed = any(r.error == "ValueError" for r in overload.raises)
             args[p.name] = draw(ids_strategy(dom.ids, args[dom.ids_of], dom.max_len, malformed), label=p.name)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..spec import Domain
+from opgen.spec.model import Domain
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -104,7 +104,7 @@ def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
     if dom.strings == "mixed_text":
         return mixed_text()
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
-        from .bpe_strategies import string_strategy as bpe_string_strategy
+        from opgen.verify.bpe_strategies import string_strategy as bpe_string_strategy
 
         return bpe_string_strategy(dom.strings)
     raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")
@@ -115,7 +115,7 @@ def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
     if dom.strings == "wordpiece_vocab":
         return wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
-        from .bpe_strategies import string_list_strategy as bpe_string_list_strategy
+        from opgen.verify.bpe_strategies import string_list_strategy as bpe_string_list_strategy
 
         return bpe_string_list_strategy(dom.strings, dom.max_len)
     return st.lists(mixed_text(), max_size=dom.max_len if dom.max_len is not None else 8)

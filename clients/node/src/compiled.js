@@ -25,7 +25,7 @@ const OString = koffi.struct('opgen_string', { data: 'void *', len: 'int64_t' })
 const OList = koffi.struct('opgen_list', { data: 'void *', len: 'int64_t' });
 const ErrorInfo = koffi.struct('opgen_error', { kind: 'int32_t', message: koffi.array('char', 256, 'String') });
 
-// dtype name -> DLPack code and bits, and the TypedArray that holds it (opgen/dtypes.py).
+// dtype name -> DLPack code and bits, and the TypedArray that holds it (opgen/spec/dtypes.py).
 const DTYPES = {
   float32: { code: 2, bits: 32, array: Float32Array },
   float64: { code: 2, bits: 64, array: Float64Array },

@@ -1,0 +1,353 @@
+"""Building candidates into shared libraries with ninja, cached by content hash.
+
+A build is keyed by the sha256 of everything that determines its output (sources,
+the runtime headers, compiler identity, flags). An unchanged candidate is never
+rebuilt: its library is already in the cache. Many candidates build in one ninja
+run, in parallel; compiler diagnostics are kept per candidate for the repair loop.
+
+Libraries link with ``-z defs``: every symbol a kernel uses must resolve against the
+libraries on the link line (libstdc++, libm, libc, libgcc; libgomp where threads are
+allowed), so a kernel cannot leave a reference to be bound at load time to whatever
+the host process has (libpython, numpy, a BLAS). ``inspect_object`` reads what the
+compiled kernel object imports and whether it carries code that runs at load time;
+the admission gate audits that against the policy. ``sanitizer_job`` is the same
+candidate built with AddressSanitizer and UndefinedBehaviorSanitizer.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock
+
+from opgen.build import elf
+from opgen.build.elf import CodeFacts
+from opgen.errors import OpgenError
+
+RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
+# Hardening on every C++ build (normal, sanitizer, GPU execution layer, compiled libraries):
+# a stack canary on every function with an array or an address-taken local, bounds-checked
+# mem*/str* calls wherever the compiler knows the destination's size (FORTIFY level 3 also
+# uses sizes known only at run time), and stack probes so a large or variable-length stack
+# array cannot jump over the guard page. They turn a stack buffer that long inputs overflow
+# into an abort at the overflow, in the sandbox and in a user's process alike, whether or not
+# the sanitizer sample happened to hold a long input. -U first: some distributions' g++
+# predefine _FORTIFY_SOURCE=2, and a redefinition would warn.
+HARDENING_FLAGS = ["-fstack-protector-strong", "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=3", "-fstack-clash-protection"]
+BASE_FLAGS = ["-std=c++17", "-O3", "-march=native", "-fPIC", "-fvisibility=hidden", "-Wall", *HARDENING_FLAGS]
+OPENMP_FLAGS = ["-fopenmp"]
+LINK_FLAGS = ["-Wl,-z,defs"]  # no symbol left unresolved for the loader to bind to the host process
+# For a threaded library that other programs load (pipelines, compiled functions): never
+# unmapped by dlclose. libgomp's worker threads outlive the parallel region and wait, spinning
+# first, inside libgomp; a host that unloads the library at exit (Node's koffi finalizes its
+# libraries when the isolate is torn down) would unmap libgomp under them, and the next
+# wake-up jumps into unmapped code: an intermittent SIGSEGV after every call had succeeded.
+RESIDENT_LINK_FLAGS = ["-Wl,-z,nodelete"]
+# Applied after BASE_FLAGS, so -O1 wins over -O3 (sanitizer reports are clearest at -O1).
+# FORTIFY is dropped there (-U_FORTIFY_SOURCE): fortified calls go to glibc's __*_chk entry
+# points, which ASan does not intercept, so ASan would stop checking exactly those copies; its
+# own checks are stricter. The stack protector and stack-clash probes stay on.
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-O1", "-g",
+                   "-U_FORTIFY_SOURCE"]
+# Sections whose contents run when a library is loaded or unloaded.
+LOAD_TIME_SECTIONS = (".init_array", ".ctors", ".preinit_array", ".fini_array", ".dtors", ".init", ".fini")
+DIAGNOSTIC_LIMIT = 4000  # characters of compiler output sent back to the LLM
+
+
+def hardening_in_force(flags: list[str]) -> list[str]:
+    """The hardening a build has, as the evidence states it (the last -D/-U of FORTIFY wins)."""
+    fortify = [f for f in flags if "_FORTIFY_SOURCE" in f]
+    return ([f for f in ("-fstack-protector-strong", "-fstack-clash-protection") if f in flags]
+            + ([fortify[-1]] if fortify and fortify[-1].startswith("-D") else []))
+
+
+def cache_root() -> Path:
+    env = os.environ.get("OPGEN_CACHE_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / ".opgen-cache"
+
+
+@functools.cache
+def toolchain() -> dict[str, str]:
+    """Compiler identity and the instruction set -march=native resolves to here."""
+    cxx = os.environ.get("CXX", "g++")
+    path = shutil.which(cxx)
+    if path is None:
+        raise OpgenError(f"C++ compiler {cxx!r} not found", hint="install g++ (apt-get install g++) or set CXX")
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    target = subprocess.run([cxx, "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
+    march = re.search(r"-march=\s+(\S+)", target)
+    ninja = shutil.which("ninja") or _python_ninja()
+    return {"cxx": cxx, "cxx_version": version, "isa": march.group(1) if march else "unknown", "ninja": ninja}
+
+
+def _python_ninja() -> str:
+    try:
+        import ninja  # the PyPI package ships a binary
+
+        return str(Path(ninja.BIN_DIR) / "ninja")
+    except ImportError:
+        raise OpgenError("ninja not found", hint="pip install ninja (it is in opgen's dependencies)") from None
+
+
+@dataclass
+class BuildJob:
+    """One shared library from a few sources (kernel + generated shim)."""
+
+    name: str
+    sources: dict[str, str]  # file name -> text
+    threads: bool = False
+    extra_flags: list[str] = field(default_factory=list)
+    # Groups of sources linked as sealed units: each group's objects are partially linked
+    # into one and every hidden symbol made local to it (COMDAT groups dropped, the
+    # remaining global definitions made weak), so helper
+    # names two LLM-written kernels both define never meet in one library (the compiler
+    # links many kernels into one; an ODR clash there would silently pick one helper).
+    sealed: tuple[tuple[str, ...], ...] = ()
+    resident: bool = False  # loaded by other programs: link with RESIDENT_LINK_FLAGS
+
+    @property
+    def flags(self) -> list[str]:
+        return BASE_FLAGS + (OPENMP_FLAGS if self.threads else []) + self.extra_flags
+
+    @property
+    def link_flags(self) -> list[str]:
+        return self.flags + LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.resident else [])
+
+    @property
+    def sanitized(self) -> bool:
+        return any(f.startswith("-fsanitize=") for f in self.extra_flags)
+
+    @property
+    def key(self) -> str:
+        h = hashlib.sha256()
+        tc = toolchain()
+        h.update(json.dumps([tc["cxx_version"], tc["isa"], self.flags, LINK_FLAGS], sort_keys=True).encode())
+        for header in sorted(RUNTIME.glob("*.h*")):
+            h.update(header.name.encode() + b"\0" + header.read_bytes())
+        for name in sorted(self.sources):
+            h.update(name.encode() + b"\0" + self.sources[name].encode() + b"\0")
+        if self.sealed:
+            h.update(json.dumps(self.sealed).encode())
+        if self.resident:
+            h.update(json.dumps(RESIDENT_LINK_FLAGS).encode())
+        return h.hexdigest()[:32]
+
+
+def sanitizer_job(job: BuildJob) -> BuildJob:
+    """The same candidate built with ASan + UBSan (its own cache key)."""
+    return BuildJob(name=f"{job.name}-asan-ubsan", sources=job.sources, threads=job.threads,
+                    extra_flags=job.extra_flags + SANITIZER_FLAGS)
+
+
+@functools.cache
+def sanitizer_runtime() -> str | None:
+    """What a sanitizer build needs preloaded into an uninstrumented Python (an ``LD_PRELOAD``
+    value), or None where this compiler has no libasan.
+
+    libasan must come first. libstdc++ comes with it: ASan intercepts ``__cxa_throw`` and
+    looks the real one up at startup, before any kernel has brought libstdc++ in; without it
+    the first C++ exception a kernel throws (opgen::Error) stops the process with an ASan
+    CHECK failure."""
+    libs = []
+    for name in ("libasan.so", "libstdc++.so"):
+        out = subprocess.run([toolchain()["cxx"], f"-print-file-name={name}"], capture_output=True, text=True)
+        path = Path(out.stdout.strip())
+        if out.returncode != 0 or not path.is_absolute() or not path.exists():
+            return None
+        libs.append(str(path.resolve()))
+    return ":".join(libs)
+
+
+@dataclass
+class BuildResult:
+    job: BuildJob
+    ok: bool
+    library: Path | None
+    diagnostics: str
+    cached: bool
+    seconds: float
+    flags: list[str]
+    directory: Path | None = None  # the build directory (objects, logs), also after a failed link
+
+    def record(self) -> dict:
+        tc = toolchain()
+        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.job.resident else []),
+                "isa": tc["isa"], "hardening": hardening_in_force(self.flags), "cache_key": self.job.key}
+
+    def object(self, source: str = "kernel.cpp") -> Path | None:
+        """The compiled object of one source (present once it compiled, even if the link failed)."""
+        if self.directory is None:
+            return None
+        path = self.directory / f"{source}.o"
+        return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What a compiled object needs from outside, what it would run at load time, what it keeps
+    between calls and what its machine code does."""
+
+    imports: tuple[tuple[str, str], ...]  # (symbol, demangled), undefined in the object
+    load_time_sections: tuple[tuple[str, int], ...]  # (section, size) of non-empty init/fini sections
+    ifuncs: tuple[str, ...]  # GNU indirect functions: their resolvers run at load time
+    writable: tuple[tuple[str, str, str, str, int], ...] = ()  # (section, symbol, demangled, bind, size)
+    anonymous_writable: tuple[tuple[str, int], ...] = ()  # (section, bytes no symbol covers)
+    defines: frozenset[str] = frozenset()  # non-local symbols it defines (as linked)
+    code: CodeFacts = CodeFacts((), (), ())  # system calls, stray executable bytes, data in code
+
+
+def inspect_object(path: Path) -> ObjectInfo:
+    """Imports (``nm``), load-time sections (``readelf -S``) and ifuncs of one object file, its
+    writable data and defined symbols (``readelf -s``) and the facts of its machine code
+    (``objdump -d``; see ``opgen.build.elf``).
+
+    The tools run side by side; the answer is cached per file version."""
+    stat = Path(path).stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key in _INSPECTED:
+        return _INSPECTED[key]
+    cmds = [["nm", "-P", "-p", str(path)], ["nm", "-P", "-p", "-C", str(path)], ["readelf", "-S", "-W", str(path)]]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    (raw, err), (dem, _), (sections, _) = [p.communicate() for p in procs]
+    if procs[0].returncode != 0:
+        raise OpgenError(f"nm could not read {Path(path).name}: {err.strip()}", hint="install binutils")
+    raw_lines, dem_lines = raw.splitlines(), dem.splitlines()
+    if len(dem_lines) != len(raw_lines):
+        dem_lines = raw_lines
+    undefined, ifuncs = [], []
+    for line, shown in zip(raw_lines, dem_lines):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        suffix = line[len(parts[0]):]  # " U" or " T 0000 0010": the same in both listings
+        name = shown[: len(shown) - len(suffix)] if suffix and shown.endswith(suffix) else parts[0]
+        if parts[1] in ("U", "w", "v"):
+            undefined.append((parts[0], name))
+        elif parts[1] == "i":
+            ifuncs.append(name)
+    load_time = []
+    for m in re.finditer(r"\]\s+(\.\S+)\s+\S+\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)", sections):
+        name, size = m.group(1), int(m.group(2), 16)
+        if size and any(name == s or name.startswith(s + ".") for s in LOAD_TIME_SECTIONS):
+            load_time.append((name, size))
+    image = elf.read_elf(path)
+    data, anonymous = elf.writable_data(image)
+    info = ObjectInfo(imports=tuple(undefined), load_time_sections=tuple(load_time), ifuncs=tuple(ifuncs),
+                      writable=tuple((d.section, d.name, d.demangled, d.bind, d.size) for d in data),
+                      anonymous_writable=anonymous,
+                      defines=frozenset(s.name for s in image.symbols
+                                        if s.section is not None and s.bind != "LOCAL" and s.type not in ("SECTION", "FILE")),
+                      code=elf.machine_code(image, elf.disassemble(path)))
+    _INSPECTED[key] = info
+    return info
+
+
+_INSPECTED: dict[tuple[str, int, int], ObjectInfo] = {}
+
+
+def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildResult]:
+    """Build every job (skipping cached ones) in one ninja run; results in job order."""
+    started = time.monotonic()
+    root = cache_root() / "build"
+    root.mkdir(parents=True, exist_ok=True)
+    pending: list[BuildJob] = []
+    # One builder at a time per cache: two processes compiling the same key would write
+    # the same object files at once. Builds are short; the lock costs little.
+    with FileLock(str(root / ".build.lock"), timeout=1800):
+        for job in jobs:
+            out_dir = root / job.key
+            if any(p.key == job.key for p in pending):
+                continue  # an equal job earlier in this call builds it (ninja rejects two rules for one output)
+            if not (out_dir / "lib.so").exists():
+                out_dir.mkdir(parents=True, exist_ok=True)
+                for name, text in job.sources.items():
+                    _write_if_changed(out_dir / name, text)
+                pending.append(job)
+        if pending:
+            ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
+            ninja_file.write_text(_ninja_text(pending, root))
+            try:
+                subprocess.run(
+                    [toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
+                    cwd=root, capture_output=True, text=True,
+                )
+            finally:
+                ninja_file.unlink(missing_ok=True)
+    elapsed = time.monotonic() - started
+    results = []
+    for job in jobs:
+        out_dir = root / job.key
+        lib = out_dir / "lib.so"
+        diagnostics = "".join(
+            p.read_text(errors="replace") for p in sorted(out_dir.glob("*.log")) if p.stat().st_size
+        )
+        results.append(BuildResult(
+            job=job, ok=lib.exists(), library=lib if lib.exists() else None,
+            diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job not in pending,
+            seconds=elapsed if job in pending else 0.0, flags=job.flags, directory=out_dir,
+        ))
+    return results
+
+
+def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
+    tc = toolchain()
+    # Each compile writes its diagnostics next to its object so the repair loop can
+    # hand the LLM exactly its own errors; a failed compile leaves no object behind.
+    lines = [
+        "rule cxx",
+        f"  command = {tc['cxx']} $flags -I{RUNTIME} -c $in -o $out 2> $out.log || (rm -f $out; exit 1)",
+        "  description = CXX $in",
+        "rule link",
+        f"  command = {tc['cxx']} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
+        "  description = LINK $out",
+        # Sealing drops the COMDAT groups, so what the groups deduplicated (the C++ library's
+        # inline templates and their static data, default visibility, identical in every
+        # unit) would become duplicate strong definitions: every global symbol the unit
+        # defines is made weak. Undefined references stay strong, so -z defs still checks them.
+        "rule seal",
+        f"  command = {tc['cxx']} -r -nostdlib $in -o $out.r 2> $out.log"
+        " && nm -P -g --defined-only $out.r | cut -d' ' -f1 > $out.weak"
+        " && objcopy --localize-hidden --remove-section=.group --weaken-symbols=$out.weak $out.r $out 2>> $out.log;"
+        " rm -f $out.r $out.weak; test -f $out",
+        "  description = SEAL $out",
+    ]
+    for job in jobs:
+        d = root / job.key
+        flags = " ".join(job.flags)
+        objs = []
+        for name in sorted(job.sources):
+            if not name.endswith((".cpp", ".cc")):
+                continue
+            obj = d / (name + ".o")
+            objs.append(str(obj))
+            lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
+        for i, group in enumerate(job.sealed):
+            members = [str(d / (name + ".o")) for name in group]
+            objs = [o for o in objs if o not in members]
+            sealed_obj = str(d / f"sealed-{i}.o")
+            objs.append(sealed_obj)
+            lines.append(f"build {sealed_obj}: seal {' '.join(members)}")
+        lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {' '.join(job.link_flags)}"]
+    return "\n".join(lines) + "\n"
+
+
+def trim_diagnostics(text: str, build_dir: Path) -> str:
+    """Compiler output an LLM can use: build paths removed, errors first, bounded."""
+    text = text.replace(str(build_dir) + "/", "")
+    errors = [line for line in text.splitlines() if "error" in line]
+    body = text if len(text) <= DIAGNOSTIC_LIMIT else "\n".join(errors)[:DIAGNOSTIC_LIMIT]
+    return body.strip()
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)

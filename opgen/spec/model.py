@@ -1,0 +1,525 @@
+"""Op specs: strict pydantic models parsed from ``specs/**/*.yaml``.
+
+Every key is checked (``extra="forbid"``), every error names ``file:line`` and says
+how to fix it. Specs are named by the Python qualified name the compiler sees.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
+from opgen.errors import SpecError
+from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
+from opgen.spec.shapes import ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.source import line_of, load_with_lines
+
+TARGETS = ("cpp", "rust", "cuda", "metal")
+# Target names as the registry records them (with the execution platform).
+TARGET_IDS = {"cpp": "cpu-cpp", "rust": "cpu-rust", "cuda": "cuda", "metal": "metal"}
+PLAIN_VARIANT = "plain"  # every overload's default implementation
+Special = Literal["nan", "inf", "-inf", "-0", "subnormal"]
+PyError = Literal["OverflowError", "ZeroDivisionError", "ValueError", "IndexError"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tolerance(Strict):
+    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0)
+    # "reference": |got-ref| <= atol + rtol*|ref|.
+    # "abs_inputs": the rtol term scales with the reference applied to |inputs|
+    # (sum |x|, |A|@|B|): the classic forward-error bound of sums and dot products,
+    # which stays meaningful where cancellation makes |ref| tiny.
+    # "error_scale": the rtol term scales with the reference's own ``error_scale``
+    # attribute, called with the same arguments: the per-element magnitude its forward-error
+    # bound is proportional to, for ops where neither |ref| nor the reference of |inputs| is
+    # one (attention: sum_j p_ij |v_j| times the score magnitude).
+    basis: Literal["reference", "abs_inputs", "error_scale"] = "reference"
+    # For results whose error bound grows with the number of terms a reduction adds (recursive
+    # summation of n terms errs by up to (n - 1) * u relative): the rtol used is
+    # rtol + rtol_per_term * n, where ``terms`` names the length n: an axis parameter (the length
+    # of the axis it names) or a core dim of the gufunc shape rule. The gate's scale stage draws
+    # reductions of 100k terms and more, where a constant rtol fit to short rows either rejects
+    # every ordinary summation order or admits everything on short ones.
+    terms: str | None = None
+    rtol_per_term: float = Field(default=0.0, ge=0)
+    why: str = ""
+
+    def at(self, terms: int) -> "Tolerance":
+        """This tolerance for a reduction of ``terms`` terms."""
+        if not self.rtol_per_term or terms <= 0:
+            return self
+        return self.model_copy(update={"rtol": self.rtol + self.rtol_per_term * terms})
+
+
+class Domain(Strict):
+    """Legal values of one parameter. Anything outside is never generated."""
+
+    min: float | None = None
+    max: float | None = None
+    special: list[Special] = []
+    axis_of: str | None = None  # an int parameter that is an axis of this tensor parameter
+    max_len: int | None = Field(default=None, ge=0)  # strings and lists
+    max_side: int | None = Field(default=None, ge=1)  # tensors: largest size of one dim
+    max_dims: int | None = Field(default=None, ge=0)
+    min_dims: int | None = Field(default=None, ge=0)
+    # Scalars: the only values drawn (a string mode such as gelu's approximate="tanh").
+    choices: list[str | int | float] | None = Field(default=None, min_length=1)
+    # Int tensors: indices into the first dim of the named tensor parameter (token ids into
+    # an embedding table), drawn inside it; where the overload declares IndexError, some
+    # out-of-range ones too.
+    index_into: str | None = None
+    # Tensors under a gufunc shape rule: core dims drawn as a multiple of another core dim or
+    # of a number, {h: g} (query heads a multiple of key/value heads) or {d: 2} (an even dim);
+    # one draw in eight keeps the drawn size, so the error a mismatch raises is tested too.
+    multiple_of: dict[str, str | int] | None = None
+    # str and list[str]: which strings are drawn (opgen/verify/text_strategies.py). "unicode":
+    # any text; "mixed_text": what a tokenizer meets (accents, CJK, punctuation, control
+    # characters, whitespace runs, long words, special-token literals, empty strings);
+    # "wordpiece_vocab" (list[str] only): a small WordPiece vocabulary with BERT's special tokens.
+    # "bpe_vocab" (list[str] only): a small BPE vocabulary of Gemma's kind (its special tokens,
+    # byte-fallback pieces, pieces built by joining others, added-token literals);
+    # "bpe_text": what Gemma's tokenizer meets (mixed_text and the vocabulary's alphabet,
+    # spaces, literal ▁, added-token literals and near misses). See opgen/verify/bpe_strategies.py.
+    strings: Literal["unicode", "mixed_text", "wordpiece_vocab", "bpe_vocab", "bpe_text"] = "unicode"
+    # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
+    # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
+    # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:
+    # triples at most); "added_tokens": ids of pieces matched literally. Where the overload
+    # declares ValueError, now and then a malformed one.
+    ids: Literal["bpe_merges", "added_tokens"] | None = None
+    ids_of: str | None = None
+
+
+class BenchTensor(Strict):
+    """A tensor argument of a benchmark case: its shape (values are drawn at run time)."""
+
+    shape: list[int]
+    # Inclusive value range; for int tensors used as indices, keep it inside the table.
+    min: float = -1.0
+    max: float = 1.0
+
+
+class BenchCase(Strict):
+    """One benchmark shape: ``opgen bench`` times the kernel and a reference on it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    # A reference to time against; the overload's reference when omitted.
+    against: str | None = None
+    why: str = ""
+
+
+class ScaleCaseSpec(Strict):
+    """One large case the scale stage runs besides the ones it derives (``opgen.verify.scale``):
+    shapes and scalars as in a benchmark case; values are drawn from the stage's distributions."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    why: str = ""
+
+
+class Raises(Strict):
+    error: PyError
+    when: str = Field(min_length=1)
+
+
+class Overload(Strict):
+    name: str
+    signature: str
+    # validate_default: a tensor result without a shape is reported at this key too.
+    shape: str | dict[str, str | list[str]] | None = Field(default=None, validate_default=True)
+    reference: str | None = None
+    domain: dict[str, Domain] = {}
+    raises: list[Raises] = []
+    tolerance: dict[str, Tolerance] = {}
+    threads: bool | None = None
+    notes: str = ""
+    bench: list[BenchCase] = []  # timed shapes; not part of correctness (not in overload_hash)
+    # Large cases for the gate's scale stage beside the derived ones (part of correctness: hashed).
+    scale: list[ScaleCaseSpec] = []
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+            raise ValueError("overload names are lower_snake_case identifiers, e.g. 'f32' or 'int'")
+        return v
+
+    @field_validator("signature")
+    @classmethod
+    def _signature(cls, v: str) -> str:
+        try:
+            parse_signature(v)
+        except SignatureError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance_dtypes(cls, v: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        _check_dtype_keys(v)
+        return v
+
+    # Checks that need the signature are field validators (signature is declared first,
+    # so it is in info.data when valid), so errors point at the line of their own key.
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v: Any, info: ValidationInfo) -> Any:
+        if "signature" in info.data:  # else the signature's own error is reported
+            _shape_rule(parse_signature(info.data["signature"]), v)
+        return v
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: dict[str, Domain], info: ValidationInfo) -> dict[str, Domain]:
+        if "signature" not in info.data:
+            return v
+        sig = parse_signature(info.data["signature"])
+        names = [p.name for p in sig.params]
+        for key, dom in v.items():
+            if key not in names and key != "return":
+                raise ValueError(f"domain names {key!r}, which is not a parameter (have: {names})")
+            if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
+                raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
+            if key != "return":
+                _check_choices(key, dom, sig.param(key).type)
+                _check_index_into(key, dom, sig)
+                _check_multiple_of(key, dom, sig, info.data.get("shape"))
+                _check_strings(key, dom, sig.param(key).type)
+                _check_ids(key, dom, sig)
+        return v
+
+    @cached_property
+    def sig(self) -> Signature:
+        return parse_signature(self.signature)
+
+    @cached_property
+    def rule(self) -> ShapeRule | None:
+        return _shape_rule(self.sig, self.shape)
+
+
+def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.choices is None:
+        return
+    if t.kind != "scalar" or t.name not in ("int", "float", "str"):
+        raise ValueError(f"domain.{key}.choices is for int, float and str parameters; {key} is {t}")
+    fits = {"str": lambda c: isinstance(c, str), "int": lambda c: isinstance(c, int) and not isinstance(c, bool),
+            "float": lambda c: isinstance(c, (int, float)) and not isinstance(c, bool)}[t.name]
+    if bad := [c for c in dom.choices if not fits(c)]:
+        raise ValueError(f"domain.{key}.choices has {bad[0]!r}, which is not a {t.name}; list values of {key}'s type")
+    if dom.min is not None or dom.max is not None or dom.special:
+        raise ValueError(f"domain.{key}: choices are the only values drawn; remove min, max and special")
+
+
+def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.strings == "unicode":
+        return
+    is_list = t.kind == "list" and t.elem.name == "str"
+    if not (is_list or (t.kind == "scalar" and t.name == "str")):
+        raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
+    if dom.strings == "wordpiece_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
+    if dom.strings == "bpe_vocab" and not is_list:
+        raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
+
+
+def _check_ids(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.ids is None and dom.ids_of is None:
+        return
+    t, names = sig.param(key).type, [p.name for p in sig.params]
+    if t.kind != "list" or t.elem.name != "int":
+        raise ValueError(f"domain.{key}.ids is for list[int] parameters; {key} is {t}")
+    if dom.ids is None or dom.ids_of is None:
+        raise ValueError(f"domain.{key}: give both ids (what the ids are) and ids_of (the vocabulary parameter)")
+    of = sig.param(dom.ids_of).type if dom.ids_of in names else None
+    if of is None or of.kind != "list" or of.elem.name != "str" or names.index(dom.ids_of) > names.index(key):
+        raise ValueError(f"domain.{key}.ids_of names {dom.ids_of!r}; name a list[str] parameter before {key} "
+                         "(the vocabulary the ids index)")
+
+
+def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.index_into is None:
+        return
+    t = sig.param(key).type
+    if t.kind != "tensor" or t.dtype.dl_code not in (DL_INT, DL_UINT):
+        raise ValueError(f"domain.{key}.index_into is for integer tensors of indices; {key} is {t}")
+    if dom.index_into not in [p.name for p in sig.tensor_params] or dom.index_into == key:
+        raise ValueError(f"domain.{key}.index_into names {dom.index_into!r}, which is not another tensor parameter")
+    if dom.min is not None or dom.max is not None:
+        raise ValueError(f"domain.{key}: index_into draws indices from the size of {dom.index_into}; remove min and max")
+
+
+def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> None:
+    if dom.multiple_of is None:
+        return
+    rule = _shape_rule(sig, shape) if sig.returns.is_tensor and shape is not None else None
+    if rule is None or rule.kind != "gufunc" or not sig.param(key).type.is_tensor:
+        raise ValueError(f"domain.{key}.multiple_of is for tensor parameters under a gufunc shape rule "
+                         "(it names their core dims)")
+    own = rule.inputs_core[[p.name for p in sig.tensor_params].index(key)]
+    every = {d for core in rule.inputs_core for d in core}
+    for dim, of in dom.multiple_of.items():
+        if dim not in own:
+            raise ValueError(f"domain.{key}.multiple_of names {dim!r}, which is not a core dim of {key} "
+                             f"(its core dims: {list(own)})")
+        if isinstance(of, str) and (of not in every or of == dim):
+            raise ValueError(f"domain.{key}.multiple_of.{dim} is {of!r}: name another core dim of the shape rule "
+                             f"({sorted(every - {dim})}) or give a positive number")
+        if isinstance(of, int) and of < 1:
+            raise ValueError(f"domain.{key}.multiple_of.{dim} is {of}: a number must be at least 1")
+
+
+def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
+    tensors = [p.name for p in sig.tensor_params]
+    ints = [p.name for p in sig.params if str(p.type) == "int"]
+    if sig.returns.is_tensor:
+        if shape is None:
+            raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
+        try:
+            return parse_shape_rule(shape, tensors, ints)
+        except ShapeRuleError as exc:
+            raise ValueError(str(exc)) from None
+    if shape is not None:
+        raise ValueError("'shape' is only for overloads that return a tensor; remove it")
+    return None
+
+
+class Spec(Strict):
+    op: str
+    summary: str = Field(min_length=1)
+    semantics: str = ""
+    reference: str
+    overloads: list[Overload] = Field(min_length=1)
+    tolerance: dict[str, Tolerance] = {}
+    edge_cases: list[str] = []
+    targets: list[Literal["cpp", "rust", "cuda", "metal"]] = ["cpp"]
+    threads: bool = False
+    tags: list[str] = []
+    # Extra implementations per target besides "plain": name -> what the prompt asks for
+    # (e.g. "blocked: cache-blocked, vectorised with AVX2/FMA, threaded"). The registry
+    # serves the fastest verified one, chosen by `opgen bench --select`.
+    variants: dict[str, str] = {}
+
+    @field_validator("op")
+    @classmethod
+    def _op(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+", v):
+            raise ValueError("op is the dotted Python name the compiler sees, e.g. 'operator.matmul'")
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance_dtypes(cls, v: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        _check_dtype_keys(v)
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for name in v:
+            if name == PLAIN_VARIANT or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise ValueError(f"variant {name!r}: use a lower-case identifier other than {PLAIN_VARIANT!r} "
+                                 "(the plain variant always exists)")
+        return v
+
+    @field_validator("overloads")
+    @classmethod
+    def _unique_overloads(cls, v: list[Overload]) -> list[Overload]:
+        seen = [o.name for o in v]
+        if dup := {n for n in seen if seen.count(n) > 1}:
+            raise ValueError(f"overload names must be unique; repeated: {sorted(dup)}")
+        return v
+
+    @model_validator(mode="after")
+    def _terms(self) -> "Spec":
+        _check_terms(self)
+        return self
+
+    # Filled in by load_spec; not part of the YAML.
+    path: Path | None = Field(default=None, exclude=True)
+    text_hash: str = Field(default="", exclude=True)
+
+    def overload(self, name: str) -> Overload:
+        for o in self.overloads:
+            if o.name == name:
+                return o
+        raise SpecError(
+            f"{self.op} has no overload {name!r}",
+            hint=f"choose one of: {', '.join(o.name for o in self.overloads)}",
+        )
+
+    def tolerance_for(self, overload: Overload, dt: DType) -> Tolerance:
+        if dt.name in overload.tolerance:
+            return overload.tolerance[dt.name]
+        if dt.name in self.tolerance:
+            return self.tolerance[dt.name]
+        return Tolerance(rtol=dt.rtol, atol=dt.atol, why=f"default for {dt.name}")
+
+    def tolerance_at(self, overload: Overload, dt: DType, args: dict[str, Any]) -> Tolerance:
+        """The tolerance for these arguments (a ``terms``-dependent one resolved to their length)."""
+        tol = self.tolerance_for(overload, dt)
+        if tol.terms is None:
+            return tol
+        return tol.at(term_count(overload, tol.terms, args))
+
+    def threads_allowed(self, overload: Overload) -> bool:
+        return self.threads if overload.threads is None else overload.threads
+
+    def variant_names(self) -> list[str]:
+        return [PLAIN_VARIANT, *self.variants]
+
+    def reference_for(self, overload: Overload) -> str:
+        return overload.reference or self.reference
+
+    def overload_hash(self, overload: Overload) -> str:
+        """Hash of everything in the spec that bears on this overload's correctness.
+
+        A registry entry records it; when it changes the entry is stale.
+        """
+        # Benchmarks, variant descriptions, targets and tags do not bear on correctness:
+        # adding a target or a benchmark must not make every admitted entry stale.
+        # Defaults are left out so that a new optional spec field does not change the hash
+        # of every spec that does not use it.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"}, exclude_defaults=True)
+        blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
+        return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def term_count(overload: Overload, terms: str, args: dict[str, Any]) -> int:
+    """The length a tolerance's ``terms`` names, for concrete arguments: the axis an axis parameter
+    names, or a core dim's size (0 when the arguments do not say)."""
+    dom = overload.domain.get(terms)
+    if dom is not None and dom.axis_of is not None:
+        shape = tuple(getattr(args.get(dom.axis_of), "shape", ()))
+        if not shape:
+            return 1
+        axis = int(args[terms])
+        return int(shape[axis % len(shape)]) if -len(shape) <= axis < len(shape) else 0
+    rule = overload.rule
+    if rule is not None and rule.kind == "gufunc":
+        for p, core in zip(overload.sig.tensor_params, rule.inputs_core):
+            if terms in core:
+                shape = tuple(getattr(args.get(p.name), "shape", ()))
+                at = len(shape) - len(core) + core.index(terms)
+                return int(shape[at]) if 0 <= at < len(shape) else 0
+    return 0
+
+
+def _check_terms(spec: "Spec") -> None:
+    """A tolerance's ``terms`` must name an axis parameter or a core dim of every overload it serves."""
+    for o in spec.overloads:
+        for dt_name in {**spec.tolerance, **o.tolerance}:
+            tol = o.tolerance.get(dt_name) or spec.tolerance.get(dt_name)
+            if tol is None or tol.terms is None:
+                if tol is not None and tol.rtol_per_term:
+                    raise ValueError(f"tolerance.{dt_name}: rtol_per_term needs terms (the axis parameter or core dim "
+                                     "whose length the error grows with)")
+                continue
+            dom = o.domain.get(tol.terms)
+            cores = {d for core in (o.rule.inputs_core if o.rule is not None and o.rule.kind == "gufunc" else ())
+                     for d in core}
+            if not ((dom is not None and dom.axis_of is not None) or tol.terms in cores):
+                raise ValueError(f"tolerance.{dt_name}.terms is {tol.terms!r}, which is neither an axis parameter "
+                                 f"nor a core dim of overload {o.name}; name the axis or dim the reduction runs over")
+
+
+def _check_dtype_keys(v: dict[str, Any]) -> None:
+    for key in v:
+        if key not in DTYPES:
+            raise ValueError(f"tolerance key {key!r} is not a dtype; known dtypes: {', '.join(DTYPES)}")
+
+
+def load_spec(path: Path) -> Spec:
+    data, lines = load_with_lines(path)
+    if not isinstance(data, dict):
+        raise SpecError("a spec is a mapping of keys (op, summary, reference, overloads, ...)", where=f"{path}:1")
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_explain(exc, lines, path)) from None
+    spec = spec.model_copy(update={"path": path, "text_hash": hashlib.sha256(path.read_bytes()).hexdigest()})
+    return spec
+
+
+def _explain(exc: ValidationError, lines: dict, path: Path) -> str:
+    """Turn pydantic's errors into ``file:line: what; fix`` lines."""
+    out = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        where = f"{path}:{line_of(lines, loc)}"
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            key = loc[-1]
+            model = _model_at(loc[:-1])
+            allowed = sorted(model.model_fields) if model else []
+            allowed = [a for a in allowed if a not in ("path", "text_hash")]
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            fix = f"did you mean {close[0]!r}?" if close else f"allowed keys here: {', '.join(allowed)}"
+            out.append(f"{where}: unknown key {key!r} at {dotted}; {fix}")
+        elif err["type"] == "missing":
+            out.append(f"{where}: missing required key {dotted}; add it")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            got = repr(err.get("input"))
+            out.append(f"{where}: {dotted}: {msg}" + (f" (got {got})" if len(got) <= 120 else ""))
+    return "\n".join(out)
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    """The pydantic model that lives at a location path inside a Spec."""
+    model: type[BaseModel] = Spec
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if isinstance(part, int):
+            continue
+        if model is Spec and part == "overloads":
+            model = Overload
+        elif part == "tolerance":
+            model = Tolerance
+            if parts:
+                parts.pop(0)  # the dtype key
+        elif part == "domain":
+            model = Domain
+            if parts:
+                parts.pop(0)  # the parameter name
+        elif part == "raises":
+            model = Raises
+        else:
+            return None
+    return model
+
+
+def spec_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if p.is_file())
+
+
+def load_all(root: Path) -> dict[str, Spec]:
+    """Every spec under ``root`` keyed by op name; duplicate op names are an error."""
+    specs: dict[str, Spec] = {}
+    errors = []
+    for path in spec_files(root):
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            errors.append(exc.render())
+            continue
+        if spec.op in specs:
+            errors.append(f"{path}:1: op {spec.op!r} is also defined in {specs[spec.op].path}; keep one")
+            continue
+        specs[spec.op] = spec
+    if errors:
+        raise SpecError("\n".join(errors), hint="fix the spec files named above")
+    return specs

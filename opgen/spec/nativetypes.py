@@ -1,0 +1,165 @@
+"""Native types of kernel parameters and results, and the signature grammar.
+
+A signature is written in specs as ``(a: tensor[float32], axis: int) -> tensor[float32]``.
+The vocabulary is deliberately small and maps one-to-one onto Python values the
+compiler sees and the idiomatic native types the kernels take:
+
+    int -> int64_t / i64     float -> double / f64     bool -> bool
+    str -> std::string / String                        list[T] -> std::vector<T> / Vec<T>
+    tensor[dtype] -> a DLPack-compatible view (opgen::Tensor / &Tensor)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from opgen.spec.dtypes import DTYPES, DType, dtype
+
+SCALARS = {"int": "int64", "float": "float64", "bool": "bool", "str": None}
+
+
+@dataclass(frozen=True)
+class NativeType:
+    kind: str  # "scalar" | "list" | "tensor"
+    name: str  # scalar name ("int", "float", "bool", "str") or the dtype for tensors
+    elem: "NativeType | None" = None  # list element type
+
+    def __str__(self) -> str:
+        if self.kind == "tensor":
+            return f"tensor[{self.name}]"
+        if self.kind == "list":
+            return f"list[{self.elem}]"
+        return self.name
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == "tensor"
+
+    @property
+    def dtype(self) -> DType | None:
+        """Element dtype of a tensor, or the storage dtype of a numeric scalar."""
+        if self.kind == "tensor":
+            return dtype(self.name)
+        if self.kind == "scalar" and SCALARS.get(self.name):
+            return dtype(SCALARS[self.name])
+        return None
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: NativeType
+
+
+@dataclass(frozen=True)
+class Signature:
+    params: tuple[Param, ...]
+    returns: NativeType
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f"({args}) -> {self.returns}"
+
+    @property
+    def tensor_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.type.is_tensor)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+class SignatureError(ValueError):
+    """A malformed signature; the message says which part and what is allowed."""
+
+
+GRAMMAR_HINT = (
+    "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
+    "list[<scalar>] or tensor[<dtype>] with dtype one of " + ", ".join(DTYPES)
+)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RESERVED = {"out", "err", "status"}  # names the generated shim uses itself
+_RESERVED_PREFIX = "opgen_"  # the generated shim's local names
+# Parameter names become C++ parameter names in the kernel and its shim.
+CPP_KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t "
+    "class compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield "
+    "decltype default delete do double dynamic_cast else enum explicit export extern false float for friend "
+    "goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private "
+    "protected public register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid typename union "
+    "unsigned using virtual void volatile wchar_t while xor xor_eq".split()
+)
+
+
+def parse_type(text: str) -> NativeType:
+    t = text.strip()
+    if t in SCALARS:
+        return NativeType("scalar", t)
+    m = re.fullmatch(r"(tensor|list)\[(.*)\]", t)
+    if not m:
+        raise SignatureError(f"unknown type {t!r}; {GRAMMAR_HINT}")
+    kind, inner = m.group(1), m.group(2).strip()
+    if kind == "tensor":
+        if inner not in DTYPES:
+            raise SignatureError(
+                f"unknown dtype {inner!r} in {t!r}; known dtypes: {', '.join(DTYPES)}"
+            )
+        return NativeType("tensor", inner)
+    elem = parse_type(inner)
+    if elem.kind != "scalar":
+        raise SignatureError(f"list elements must be scalars (int, float, bool, str), got {inner!r}")
+    return NativeType("list", f"list[{elem}]", elem)
+
+
+def parse_signature(text: str) -> Signature:
+    m = re.fullmatch(r"\s*\((.*)\)\s*->\s*(.+?)\s*", text)
+    if not m:
+        raise SignatureError(f"malformed signature {text!r}; {GRAMMAR_HINT}")
+    params: list[Param] = []
+    body = m.group(1).strip()
+    for part in _split_top_level(body) if body else []:
+        if ":" not in part:
+            raise SignatureError(f"parameter {part.strip()!r} has no type; {GRAMMAR_HINT}")
+        name, _, typ = part.partition(":")
+        name = name.strip()
+        if not _IDENT.match(name):
+            raise SignatureError(f"parameter name {name!r} is not an identifier")
+        if name in _RESERVED or name.startswith(_RESERVED_PREFIX):
+            raise SignatureError(f"parameter name {name!r} is reserved for the generated shim; rename it")
+        if name in CPP_KEYWORDS:
+            raise SignatureError(f"parameter name {name!r} is a C++ keyword; rename it (e.g. {name + '_'!r})")
+        if any(p.name == name for p in params):
+            raise SignatureError(f"parameter {name!r} appears twice")
+        params.append(Param(name, parse_type(typ)))
+    # The C ABI passes strings and lists as (pointer, <name>_len).
+    lengths = {f"{p.name}_len": p.name for p in params if p.type.kind == "list" or p.type.name == "str"}
+    for p in params:
+        if p.name in lengths:
+            raise SignatureError(
+                f"parameter name {p.name!r} collides with the length argument the C ABI passes for "
+                f"{lengths[p.name]!r}; rename it"
+            )
+    returns = parse_type(m.group(2))
+    return Signature(tuple(params), returns)
+
+
+def _split_top_level(body: str) -> list[str]:
+    """Split on commas that are not inside brackets (``list[int]`` has none, but be safe)."""
+    parts, depth, cur = [], 0, []
+    for ch in body:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts

@@ -1,0 +1,1 @@
+"""opgen/targets/rust"""
