@@ -4,8 +4,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `from opgen import Client` without making every `import opgen` load openai and numpy.
     if name == "Client":
+        # `from opgen import Client` without making every `import opgen` load openai and numpy.
         from opgen.pipelines.client import Client
 
         return Client

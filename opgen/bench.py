@@ -32,7 +32,7 @@ from opgen.project import Project
 from opgen.references import error_scale, resolve
 from opgen.registry import Entry, Registry
 from opgen.spec.model import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
-from opgen.targets import build_any
+from opgen.targets.catalog import build_any
 from opgen.verify.compare import Mismatch, Outcome, compare_tensor
 
 MIN_ROUND_SECONDS = 0.05  # each timed round repeats a call until at least this long
@@ -192,6 +192,7 @@ def _output(overload: Overload, args: dict[str, Any]) -> np.ndarray | None:
 def _reference_caller(dotted: str, values: list[Any]) -> Callable[[], Any]:
     fn = resolve(dotted)
     if dotted.startswith("torch."):
+        # torch takes seconds to import; only this path needs it
         import torch
 
         # Converted once, outside the timed calls: torch works on its own tensors in real use.
@@ -207,6 +208,7 @@ def _to_numpy(result: Any) -> Any:
 def _set_reference_threads() -> None:
     """Give the references every core the kernels may use (OpenMP uses them all)."""
     try:
+        # torch takes seconds to import; only this path needs it
         import torch
 
         torch.set_num_threads(os.cpu_count() or 1)

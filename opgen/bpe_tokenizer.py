@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from opgen.errors import OpgenError
+from opgen.references import bpe_encode
 
 SPACE_MARK = "\u2581"  # "▁", what Gemma's normalizer writes for a space
 HINT = ("opgen.text.bpe_encode implements Gemma's tokenizer.json pipeline only; for another tokenizer, "
@@ -46,7 +47,6 @@ class BpeTokenizer:
 
     def encode(self, texts: list[str], max_length: int) -> list[int]:
         """``opgen.text.bpe_encode`` in Python (Hugging Face ``tokenizers``): ids, then masks."""
-        from opgen.references import bpe_encode
 
         return bpe_encode(*self.arguments(texts, max_length))
 

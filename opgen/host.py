@@ -113,6 +113,7 @@ class CompiledFunction:
             weakref.finalize(buffer, self._free, t.data)
             arr = np.frombuffer(buffer, dtype=dt).reshape(shape)
         if self.return_flavor == "torch":
+            # torch takes seconds to import; only this path needs it
             import torch
 
             return torch.from_numpy(arr)
@@ -211,6 +212,7 @@ def _items(name: str, elem: Type, values: list, keep: list) -> Any:
 
 def _array(name: str, value: Any, flavor: str | None, t: Type) -> np.ndarray:
     if flavor == "torch" and not isinstance(value, np.ndarray):
+        # torch takes seconds to import; only this path needs it
         import torch
 
         if not isinstance(value, torch.Tensor):

@@ -15,6 +15,7 @@ from opgen.spec.shapes import pool2d_error
 
 
 def _pool(fn_name: str, x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int) -> np.ndarray:
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     x = np.asarray(x)

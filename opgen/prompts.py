@@ -11,14 +11,11 @@ from typing import Any
 
 import jinja2
 
-from opgen.spec.abi import cpp_declaration, kernel_name, rust_declaration
+from opgen.spec.abi import kernel_name
 from opgen.errors import SpecError
 from opgen.spec.model import PLAIN_VARIANT, Domain, Overload, Spec
+from opgen.targets.catalog import target_for
 
-ALLOWED_CPP_HEADERS = (
-    "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdlib", "cstring", "limits",
-    "numeric", "string", "type_traits", "utility", "vector", "immintrin.h",
-)
 
 
 def environment(prompts_dir: Path) -> jinja2.Environment:
@@ -45,7 +42,6 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "overload": overload,
         "target": target,
         "signature": str(sig),
-        "declaration": (rust_declaration if target == "rust" else cpp_declaration)(spec.op, overload.name, sig),
         "kernel_name": kernel_name(spec.op, overload.name),
         "returns_tensor": sig.returns.is_tensor,
         "shape_rule": overload.rule.describe() if overload.rule else None,
@@ -55,19 +51,8 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "reference": spec.reference_for(overload),
         "tolerances": tolerances,
         "threads": spec.threads_allowed(overload),
-        "allowed_headers": ALLOWED_CPP_HEADERS + (("omp.h",) if spec.threads_allowed(overload) else ()),
-        **_gpu_facts(spec, overload, target),
+        **target_for(target).prompt_facts(spec, overload),  # the declaration, and what else differs
     }
-
-
-def _gpu_facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
-    """CUDA and Metal: the device kernel's declaration (it replaces the C++ one) and its contract."""
-    if target not in ("cuda", "metal"):
-        return {}
-    from opgen.targets.gpu.device_abi import prompt_facts
-    from opgen.targets.gpu.dialect import dialect
-
-    return prompt_facts(spec, overload, dialect(target))
 
 
 # What a domain's ``strings`` kind draws, in the words the prompt uses.

@@ -49,6 +49,7 @@ def error_scale(dotted: str) -> Callable[..., Any]:
 def call_reference(dotted: str, args: list[Any]) -> Any:
     fn = resolve(dotted)
     if dotted.startswith("torch."):
+        # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
         import torch
 
         targs = [torch.from_numpy(np.array(a, copy=True)) if isinstance(a, np.ndarray) else a for a in args]
@@ -114,6 +115,7 @@ def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, ke
     """Reference of ``opgen.nn.scaled_dot_product_attention``: torch's SDPA with the boolean
     attn_mask built from the key padding mask and the sliding window, grouped-query heads
     (enable_gqa) and the given scale; a query that sees no key gives zeros."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     loop, (q, k, v, key_mask) = _attention_args(q, k, v, key_mask)
@@ -132,6 +134,7 @@ def torch_sdpa_masked(q: np.ndarray, k: np.ndarray, v: np.ndarray, key_mask: np.
     """What ``opgen bench`` times the attention kernel against: torch's SDPA on (B, H, S, D)
     tensors sharing the inputs' memory, with the (B, 1, S, T) boolean mask built from the padding
     mask and the window, as transformers builds it (once per forward pass) for its SDPA path."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     mask = torch.from_numpy(np.ascontiguousarray(visible_keys(key_mask, q.shape[-2], int(window))[:, None]))
@@ -165,6 +168,7 @@ scaled_dot_product_attention.error_scale = _attention_error_scale
 
 def rotate_half(x):
     """transformers' rotate_half: (x1, x2) -> (-x2, x1) over the halves of the last dim."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     half = x.shape[-1] // 2
@@ -180,6 +184,7 @@ def _rotary_args(x, positions):
 
 def rotary_inv_freq(dim: int, theta: float):
     """transformers' default RoPE inverse frequencies, in float32 as it computes them."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     return 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
@@ -188,6 +193,7 @@ def rotary_inv_freq(dim: int, theta: float):
 def rotary_embedding(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
     """Reference of ``opgen.nn.rotary_embedding``: transformers' default rotary embedding
     (Gemma3RotaryEmbedding.forward, then apply_rotary_pos_emb on one tensor) in float32."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     loop, (x, positions) = _rotary_args(x, positions)
@@ -229,6 +235,7 @@ def bert_wordpiece_tokenizer(vocab: list[str], max_length: int) -> Any:
     [UNK], ``##`` and 100 characters a word, the five special tokens matched in the raw text,
     [CLS] $A [SEP]) over ``vocab`` (id = position), truncating to ``max_length`` tokens and
     padding with [PAD] to the longest sequence of a batch."""
+    # the dev extra's tokenizers: only this reference needs it
     from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
 
     ids = {token: i for i, token in enumerate(vocab)}
@@ -268,6 +275,7 @@ def wordpiece_encode(vocab: list[str], texts: list[str], max_length: int) -> lis
 # named), so the kernels are checked against what the model really does.
 
 def _torch_copy(a: Any) -> Any:
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     return torch.from_numpy(np.array(a, copy=True))
@@ -276,6 +284,7 @@ def _torch_copy(a: Any) -> Any:
 def embedding(input: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """``torch.nn.functional.embedding``, with IndexError for every out-of-range id: PyTorch
     raises IndexError too, except for an empty table or empty rows (RuntimeError there)."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch.nn.functional as F
 
     ids = np.asarray(input)
@@ -301,6 +310,7 @@ def layer_norm(input: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: flo
     eps * |mean| / std relative, unboundedly for rows of small spread around a large mean
     (see specs/torch/nn/functional/layer_norm.yaml); the float64 evaluation is the layer norm
     of the given float32 values, which a stable kernel can match."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch.nn.functional as F
 
     w = _torch_copy(weight).double()
@@ -313,6 +323,7 @@ def normalize(input: np.ndarray, p: float, dim: int, eps: float) -> np.ndarray:
     to float32. PyTorch's float32 evaluation sums the squares in float32: at the long slices the
     gate's scale stage draws (a million elements) that alone errs by ~2e-5 relative, more than any
     tolerance a float64-summing kernel needs (see specs/torch/nn/functional/normalize.yaml)."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch.nn.functional as F
 
     return F.normalize(_torch_copy(input).double(), p, dim, eps).float().numpy()
@@ -320,6 +331,7 @@ def normalize(input: np.ndarray, p: float, dim: int, eps: float) -> np.ndarray:
 
 def gemma_rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """transformers' Gemma3RMSNorm.forward: in float32, x * rsqrt(mean(x**2) + eps) * (1 + weight)."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     t = _torch_copy(x)
@@ -331,6 +343,7 @@ def gemma_rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 
 def gelu(input: np.ndarray, approximate: str) -> np.ndarray:
     """``torch.nn.functional.gelu``, whose ``approximate`` is keyword-only."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch.nn.functional as F
 
     return F.gelu(_torch_copy(input), approximate=approximate).numpy()
@@ -340,6 +353,7 @@ def masked_mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """sentence-transformers' Pooling(pooling_mode="mean") (``Pooling._forward_padded``): the
     mask times the token embeddings summed over the sequence dim, divided by the mask's sum
     clamped to at least 1e-9. Leading dims beyond (batch,) broadcast as a gufunc's loop dims."""
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
     import torch
 
     h = _torch_copy(hidden)
@@ -387,6 +401,7 @@ def gemma_bpe_tokenizer(vocab: list[str], merges: list[int], added: list[int], a
     finds no space left after the normalizer), the pieces ``added`` names as added tokens
     matched in the raw text (normalized=False), "<bos> $A <eos>" as asked, truncation to
     ``max_length`` tokens and padding with <pad> to the longest sequence of a batch."""
+    # the dev extra's tokenizers: only this reference needs it
     from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
 
     ids = {token: i for i, token in enumerate(vocab)}

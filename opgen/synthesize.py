@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opgen import __version__
-from opgen.spec.abi import kernel_name, native_signature
 from opgen.gate.admission import GateResult, GateSettings, run_gate
 from opgen.errors import AwaitingAnswer, OpgenError
 from opgen.llm.providers import Provider, Request, now
@@ -25,7 +24,7 @@ from opgen.prompts import render_repair, render_request
 from opgen.registry import Entry, Registry
 from opgen.spec.model import PLAIN_VARIANT, TARGET_IDS, Overload, Spec
 from opgen.spec.lint import require_clean
-from opgen.targets import backend
+from opgen.targets.catalog import target_for
 
 Report = Callable[[str], None]
 
@@ -62,12 +61,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
     registry = Registry(project.generated)
     recordings = Recordings(project.recordings)
     messages = render_request(project.prompts, spec, overload, target, variant)
-    context = {"kernel_name": kernel_name(spec.op, overload.name), "language": target}
-    if backend(target).gpu:  # the answer's launch line is checked against the kernel's sizes
-        from opgen.targets.gpu.device_abi import contract
-        from opgen.targets.gpu.dialect import dialect
-
-        context["launch_names"] = list(contract(spec, overload, dialect(target)).launch_names)
+    context = target_for(target).answer_context(spec, overload)
     outcome = Outcome(spec.op, overload.name, target_id, admitted=False, variant=variant)
     transcript: dict[str, Any] = {
         "op": spec.op, "overload": overload.name, "target": target_id, "variant": variant, "opgen": __version__,
@@ -131,7 +125,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
 def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, source: str, gate: GateResult,
            transcript: dict, provenance: dict, attempts: int, tokens: dict, digest: str,
            variant: str = PLAIN_VARIANT) -> Entry:
-    files = backend(target)
+    files = target_for(target)
     target_id = files.target_id
     shim = files.shim(spec, overload)
     transcript_text = json.dumps(transcript, indent=2) + "\n"
@@ -140,7 +134,7 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, sour
         "overload": overload.name,
         "target": target_id,
         "status": files.admitted_status,
-        "signature": native_signature(spec.op, overload.name, overload.sig, target),
+        "signature": files.signature(spec, overload),
         "spec": {"path": _rel(spec.path), "hash": spec.overload_hash(overload)},
         "build": gate.evidence["build"],
         "evidence": gate.evidence,
@@ -154,11 +148,6 @@ def _admit(registry: Registry, spec: Spec, overload: Overload, target: str, sour
         },
         "admitted_at": now(),
     }
-    if files.gpu:  # the device kernel's exact declaration, beside the C ABI it is reached through
-        from opgen.targets.gpu.device_abi import contract
-        from opgen.targets.gpu.dialect import dialect
-
-        data["signature"][target] = contract(spec, overload, dialect(target)).declaration()
     return registry.admit(spec.op, overload.name, target_id,
                           {"kernel": (files.kernel_file, source), "shim": (files.shim_file, shim),
                            "transcript": ("transcript.json", transcript_text), **files.extra_files(spec, overload)},

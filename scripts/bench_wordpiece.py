@@ -34,7 +34,7 @@ from opgen.verify.ffi import ErrorInfo, Kernel, List, _marshal  # noqa: E402
 from opgen.references import BERT_SPECIAL_TOKENS, bert_wordpiece_tokenizer  # noqa: E402
 from opgen.registry import Registry  # noqa: E402
 from opgen.spec.model import TARGET_IDS, load_all  # noqa: E402
-from opgen.targets import build_any  # noqa: E402
+from opgen.targets.catalog import build_any  # noqa: E402
 from opgen.text import load_vocab  # noqa: E402
 
 OP, OVERLOAD = "opgen.text.wordpiece_encode", "bert_uncased"

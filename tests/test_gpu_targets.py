@@ -30,7 +30,7 @@ from opgen.targets.gpu.dialect import CUDA, METAL
 from opgen.targets.gpu.host import render_cuda_host, render_emulated_host
 from opgen.targets.gpu.launch import LaunchError, parse_launch
 from opgen.service import status_rows
-from opgen.llm.response import answer_model
+from opgen.targets.catalog import target_for
 from opgen.project import PACKAGE_ROOT, Project
 from opgen.registry import Registry
 from opgen.spec.model import load_all
@@ -89,10 +89,10 @@ def test_contract_spells_the_kernel_for_each_language():
 
 
 def test_metal_has_no_float64_and_list_says_n_a():
-    from opgen.targets import backend
+    from opgen.targets.catalog import target_for
 
-    assert "float64" in backend("metal").unsupported(MATMUL, MATMUL.overload("f64"))
-    assert backend("cuda").unsupported(MATMUL, MATMUL.overload("f64")) is None
+    assert "float64" in target_for("metal").unsupported(MATMUL, MATMUL.overload("f64"))
+    assert target_for("cuda").unsupported(MATMUL, MATMUL.overload("f64")) is None
     rows = {(r.op, r.overload, r.target): r for r in status_rows(Project(ROOT), SPECS)}
     assert rows[("operator.matmul", "f64", "metal")].status == "n/a"
 
@@ -160,15 +160,15 @@ def test_metal_policy_rejects_what_the_layer_cannot_emulate(snippet, rule):
 def test_response_models_check_name_and_launch_line():
     ctx = {"kernel_name": "operator_matmul__f32", "launch_names": ["batch", "m", "k", "n"]}
     good = (ROOT / "answers/cuda/operator.matmul__f32.cu").read_text()
-    assert answer_model("cuda").model_validate({"source": good}, context=ctx).source == good
+    assert target_for("cuda").answer_model.model_validate({"source": good}, context=ctx).source == good
     with pytest.raises(ValidationError, match="no launch line"):
-        answer_model("cuda").model_validate({"source": good.replace("@launch", "launch")}, context=ctx)
+        target_for("cuda").answer_model.model_validate({"source": good.replace("@launch", "launch")}, context=ctx)
     with pytest.raises(ValidationError, match="__global__ void operator_matmul__f32"):
-        answer_model("cuda").model_validate({"source": good.replace("__global__", "")}, context=ctx)
+        target_for("cuda").answer_model.model_validate({"source": good.replace("__global__", "")}, context=ctx)
     metal = (ROOT / "answers/metal/operator.matmul__f32.metal").read_text()
-    assert answer_model("metal").model_validate({"source": metal}, context=ctx)
+    assert target_for("metal").answer_model.model_validate({"source": metal}, context=ctx)
     with pytest.raises(ValidationError, match="no main"):
-        answer_model("metal").model_validate({"source": metal + "\nint main() { return 0; }"}, context=ctx)
+        target_for("metal").answer_model.model_validate({"source": metal + "\nint main() { return 0; }"}, context=ctx)
 
 
 # ------------------------------------------------------------------ the CPU execution layer, in process

@@ -261,7 +261,7 @@ def test_the_heap_is_perturbed_so_no_call_finds_the_last_ones_data(libraries, mo
 
 def test_threads_sets_the_kernels_thread_count_for_openmp_and_rust(libraries):
     spec, overload, _ = CANDIDATES["add_reports_threads"]
-    from opgen.targets import build_any
+    from opgen.targets.catalog import build_any
     (rust,) = build_any([build_job(spec, overload, RUST_THREADS, "rust")])
     assert rust.ok, rust.diagnostics
     for library in (libraries["add_reports_threads"], rust.library):

@@ -9,7 +9,8 @@ import jinja2
 import pytest
 
 from opgen.spec.abi import cpp_declaration
-from opgen.prompts import ALLOWED_CPP_HEADERS, render_repair, render_request
+from opgen.prompts import render_repair, render_request
+from opgen.targets.cpp.policy import ALLOWED_CPP_HEADERS
 from opgen.spec.model import load_all
 
 ROOT = Path(__file__).resolve().parents[1]

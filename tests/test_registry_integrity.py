@@ -60,7 +60,7 @@ def test_verify_all_reports_a_tampered_kernel_and_a_missing_shim(tmp_path: Path,
     result = runner.invoke(app, ["verify", "--all", "--json", "--examples", "10", "--root", str(root)],
                            catch_exceptions=False)
     assert result.exit_code == 1, result.output
-    rows = {(r["op"], r["overload"], r["target"]): r for r in json.loads(result.output)["results"]}
+    rows = {(r["op"], r["overload"], r["target"]): r for r in json.loads(result.stdout)["results"]}
     bad = rows[(tampered.op, tampered.overload, tampered.target)]
     assert (bad["ok"], bad["stage"]) == (False, "stale")
     assert bad["message"] == "kernel file kernel.cpp changed since admission (sha256 differs)"

@@ -25,13 +25,13 @@ from opgen.cli import app
 from opgen.errors import OpgenError
 from opgen.spec.dtypes import DTYPES
 from opgen.verify.ffi import ErrorInfo, Kernel, KernelError, tensor_view
-from opgen.llm.response import answer_model
+from opgen.targets.catalog import target_for
 from opgen.spec.nativetypes import parse_signature
 from opgen.targets.rust.policy import audit_library, check
 from opgen.prompts import render_repair, render_request
 from opgen.targets.rust.shim import render_rust_shim
 from opgen.spec.model import Spec, load_spec, spec_files
-from opgen.targets import backend
+from opgen.targets.catalog import target_for
 from tests.fake_openai import FakeOpenAI, reply_tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,10 +127,10 @@ ADD_INT = (ROOT / "answers/rust/operator.add__int.rs").read_text()
 def test_second_build_is_a_cache_hit_and_any_change_is_a_new_key():
     spec = SPECS["operator.add"]
     o = spec.overload("int")
-    job = backend("rust").job(spec, o, ADD_INT)
-    first, second = build_rust([job]), build_rust([backend("rust").job(spec, o, ADD_INT)])
+    job = target_for("rust").job(spec, o, ADD_INT)
+    first, second = build_rust([job]), build_rust([target_for("rust").job(spec, o, ADD_INT)])
     assert first[0].ok and second[0].cached and second[0].library == first[0].library
-    changed = backend("rust").job(spec, o, ADD_INT + "\n// a comment changes the key\n")
+    changed = target_for("rust").job(spec, o, ADD_INT + "\n// a comment changes the key\n")
     assert changed.key != job.key
     assert checked_job(job).key != job.key and checked_job(job).flags[-len(CHECKED_FLAGS):] == CHECKED_FLAGS
     assert set(job.sources) == {"kernel.rs", "shim.rs", "opgen_kernel.rs"}  # the runtime is hashed too
@@ -139,7 +139,7 @@ def test_second_build_is_a_cache_hit_and_any_change_is_a_new_key():
 def test_compile_errors_come_back_trimmed_and_naming_the_kernel():
     spec = SPECS["operator.add"]
     bad = ADD_INT.replace("a.checked_add(b)", "a.checked_add(b, undeclared_carry)")
-    (result,) = build_rust([backend("rust").job(spec, spec.overload("int"), bad)])
+    (result,) = build_rust([target_for("rust").job(spec, spec.overload("int"), bad)])
     assert not result.ok and result.library is None
     assert "error" in result.diagnostics and "kernel.rs:" in result.diagnostics
     assert str(result.directory) not in result.diagnostics
@@ -360,7 +360,7 @@ def test_rust_evidence_says_a_checked_build_ran_instead_of_sanitizers():
 
 
 def test_response_model_takes_rust_and_refuses_cpp_and_junk():
-    model = answer_model("rust").expecting({"kernel_name": "operator_add__int"})
+    model = target_for("rust").answer_model.expecting({"kernel_name": "operator_add__int"})
     assert model.model_validate({"source": f"```rust\n{ADD_INT}```"}).source.strip() == ADD_INT.strip()
     for bad, why in [("#include <x>\nnamespace opgen { long operator_add__int(); }", "looks like C++"),
                      ("pub fn other() {}", "does not define `pub fn operator_add__int"),

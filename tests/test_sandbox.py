@@ -5,7 +5,7 @@ capabilities; the network namespace; the output cap; resource limits; signal dea
 a verdict the candidate cannot write) are exercised by calling the harness directly,
 bypassing the static source policy that would otherwise reject these kernels before
 they were built. The link-time import audit and the sanitizer run are exercised
-through the gate (``admission.run_gate`` / ``admission.audit_build``). Every test here
+through the gate (``admission.run_gate`` / ``admission.audit``). Every test here
 fails if its layer is removed: without the filter the forking kernel computes the right
 answer and passes; without the output cap the flooding kernel runs into the wall-clock
 limit; without the runner/executor split the forged verdict is believed; without
@@ -26,7 +26,7 @@ import pytest
 
 from opgen.gate import admission
 from opgen.spec.abi import c_symbol
-from opgen.gate.admission import GateSettings, audit_build, build_job, run_gate
+from opgen.gate.admission import GateSettings, audit, build_job, run_gate
 from opgen.build.cpp import build, inspect_object, sanitizer_job, sanitizer_runtime
 from opgen.targets.cpp.policy import audit_object
 from opgen.spec.model import load_all
@@ -378,7 +378,7 @@ def test_signed_overflow_is_caught_by_ubsan():
 
 def audited(source: str, spec=EXP, overload=EXP_F64) -> tuple[object, str]:
     (result,) = build([build_job(spec, overload, source)])
-    rejected, _ = audit_build(result, spec.threads_allowed(overload))
+    rejected, _ = audit(spec, overload, result)
     return result, rejected.feedback if rejected else ""
 
 

@@ -554,6 +554,31 @@ def test_offline_default_replays_recording(tools_run: Run, project: Path) -> Non
         sorted(p.name for p in (tools_run.root / "generated" / "recordings").rglob("*.json"))
 
 
+def test_a_current_entry_is_left_alone_unless_forced(tools_run: Run, project: Path) -> None:
+    """Re-running a job whose entry is already current changes nothing (the checkout stays clean);
+    --force admits it again."""
+    shutil.copytree(tools_run.root / "generated" / "recordings", project / "generated" / "recordings")
+    assert_admitted(synthesize("operator.add", "--overload", "int"), project)
+
+    def snapshot() -> dict[str, bytes]:
+        return {str(f.relative_to(project)): f.read_bytes() for f in (project / "generated").rglob("*") if f.is_file()}
+
+    before = snapshot()
+    again = synthesize("operator.add", "--overload", "int")
+    assert again.exit_code == 0, again.output
+    out = again.output.replace("\n", " ")
+    assert "up to date: operator.add int (cpu-cpp) is verified under gate version" in out
+    assert "replaying" not in out and "admitted" not in out.replace("not admitted", "")
+    assert snapshot() == before
+    assert failed_runs(project) == []
+
+    forced = synthesize("operator.add", "--overload", "int", "--force")
+    data = assert_admitted(forced, project)
+    assert "replaying a recorded answer" in forced.output.replace("\n", "")
+    assert data["admitted_at"] != json.loads(before[str(ENTRY / "entry.json")])["admitted_at"] or \
+        snapshot()[str(ENTRY / "transcript.json")] != before[str(ENTRY / "transcript.json")]
+
+
 def test_offline_without_recording_says_how_to_configure(project: Path) -> None:
     result = synthesize("operator.add", "--overload", "int")
     assert result.exit_code == 1, result.output

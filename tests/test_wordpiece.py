@@ -29,7 +29,7 @@ from opgen.project import PACKAGE_ROOT
 from opgen.references import flatten_encodings, wordpiece_encode
 from opgen.registry import Registry
 from opgen.spec.model import TARGET_IDS, load_all, load_spec
-from opgen.targets import build_any
+from opgen.targets.catalog import build_any
 from opgen.text import load_vocab
 from opgen.verify.text_strategies import (BERT_SPECIAL_TOKENS, CONTROL, MARKS, WHITESPACE, mixed_text,
                                           wordpiece_vocab)

@@ -3,7 +3,6 @@ commands over ``opgen.nightly`` and ``opgen.report``. Registered by ``opgen.cli`
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -11,14 +10,17 @@ from typing import Any, Optional
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from opgen.cli.output import EXIT_FAILED, Tracker, console, emit_json, fail, json_output, out, progress
 from opgen.errors import OpgenError
 from opgen.project import Project
 from opgen.nightly.compare import counts
 from opgen.nightly.history import History, finalize, load_result, merge, shard_file_name, write_json
 from opgen.nightly.run import BUDGETS, NOISE_BAND, budget, default_run_id, run_nightly
 from opgen.nightly.shards import Shard
+from opgen.report import build_site
+from opgen.report import serve as serving
+from opgen.service import shard_failed
 
 nightly_app = typer.Typer(add_completion=False, help="Re-verify the whole registry with a deeper budget, run the "
                           "adversarial corpus and the benchmarks, and compare with the previous run.")
@@ -28,11 +30,6 @@ ReportsOpt = typer.Option(None, "--reports-dir", help="Where results and the sit
 NoiseOpt = typer.Option(None, "--noise-band", min=0.0, max=0.99,
                         help=f"A benchmark ratio may fall this fraction below the previous run's before it counts as a "
                              f"regression (default: $OPGEN_NOISE_BAND or {NOISE_BAND}).")
-
-
-def _cli():
-    from opgen import cli  # the shared consoles and error printing (imported late: cli imports this module)
-    return cli
 
 
 def _noise_band(value: float | None) -> float:
@@ -50,28 +47,27 @@ def _noise_band(value: float | None) -> float:
     return band
 
 
-class _Bars:
-    """One rich progress bar per phase (verify, corpus, bench), on stderr."""
+class _Phases:
+    """``run_nightly``'s ``progress(phase, label, done, total)`` onto one tracker per phase (verify,
+    corpus, bench): a live bar each on a terminal, else a plain line per finished item."""
 
-    def __init__(self, progress: Progress):
-        self.progress = progress
-        self.tasks: dict[str, Any] = {}
+    def __init__(self, tracker: Tracker):
+        self.tracker = tracker
 
-    def __call__(self, phase: str, label: str, done: int, total: int) -> None:
-        if phase not in self.tasks:
-            self.tasks[phase] = self.progress.add_task(phase, total=total or None)
-        self.progress.update(self.tasks[phase], completed=done, total=total or None,
-                             description=escape(f"{phase}: {label}"))
-
-
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=_cli().console, transient=False)
+    def __call__(self, phase: str, label: str, done: int, total: int, result: str = "done") -> None:
+        t = self.tracker.phase(phase, total or None)
+        if phase == "bench":  # told as each benchmark starts (no total): the previous one is done
+            t.step(label)
+        elif done == 0:  # a phase starting ("building")
+            t.set_total(total)
+            t.note(label)
+        else:
+            t.set_total(total)
+            t.done(label, result)
 
 
 def _print_summary(result: dict[str, Any], shard: bool = False) -> None:
-    cli = _cli()
-    plain = lambda text: cli.console.print(text, markup=False, highlight=False)  # noqa: E731
+    plain = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
     c = counts(result)
     head = f"nightly {result['run_id']}" + (f" shard {result['shards'][0]['index']}/{result['shards'][0]['count']}" if shard else "")
     plain(f"{head}: {c['passed']} passed, {c['failed']} failed, {c['stale']} stale, {c['no_hardware']} without "
@@ -101,32 +97,24 @@ def _print_summary(result: dict[str, Any], shard: bool = False) -> None:
             plain(f"STILL FAILING {f['summary']}" + (f"\n    {f['detail'][:300]}" if f.get("detail") else ""))
     for f in cmp["improvements"]:
         plain(f"improved: {f['summary']}")
-    cli.console.print("[green]nightly passed[/]" if cmp["ok"] else "[bold red]nightly FAILED[/]")
+    console.print("[green]nightly passed[/]" if cmp["ok"] else "[bold red]nightly FAILED[/]")
 
 
-def _shard_failed(result: dict[str, Any]) -> bool:
-    return (any(e.get("result") in ("fail", "stale") for e in result["entries"])
-            or any(r.get("outcome") != "expected" for r in (result.get("corpus") or {}).get("results", []))
-            or bool((result.get("corpus") or {}).get("error")) or bool((result.get("bench") or {}).get("error")))
-
-
-def _finish(project: Project, reports: Path, result: dict[str, Any], band: float, report: bool, as_json: bool) -> None:
-    cli = _cli()
+def _finish(project: Project, reports: Path, result: dict[str, Any], band: float,
+            report: bool) -> tuple[dict[str, Any], int]:
+    """Record the run, print its summary (stderr), build the report; the final result and exit code."""
     final = finalize(History(reports / "nightly"), result, band)
-    cli.console.print(f"results: {escape(str(reports / 'nightly' / (final['run_id'] + '.json')))}", highlight=False)
-    if as_json:
-        cli.out.print_json(json.dumps(final))
+    console.print(f"results: {escape(str(reports / 'nightly' / (final['run_id'] + '.json')))}", highlight=False)
     _print_summary(final)
     built = True
     if report:
-        from opgen.report import build_site
         try:
             index = build_site(project, reports)
-            cli.console.print(f"report: {escape(str(index))}", highlight=False)
+            console.print(f"report: {escape(str(index))}", highlight=False)
         except OpgenError as exc:  # the results are recorded; say why the site is missing, and fail
             built = False
-            cli.console.print("[bold red]report not built:[/]", escape(exc.render()), highlight=False)
-    raise typer.Exit(0 if final["comparison"]["ok"] and built else cli.EXIT_FAILED)
+            console.print("[bold red]report not built:[/]", escape(exc.render()), highlight=False)
+    return final, 0 if final["comparison"]["ok"] and built else EXIT_FAILED
 
 
 @nightly_app.callback(invoke_without_command=True)
@@ -157,30 +145,32 @@ def nightly(
     failure or regression."""
     if ctx.invoked_subcommand is not None:
         return
-    cli = _cli()
     try:
-        project = Project.locate(root)
-        reports = Path(reports_dir) if reports_dir else project.reports
-        chosen = budget(budget_name, dev_examples=dev_examples, admission_examples=examples, admission_runs=runs,
-                        sanitizer_examples=sanitizer_examples, bench_rounds=bench_rounds,
-                        soak_calls=soak_calls)
-        band = _noise_band(noise_band)
-        the_shard = Shard.parse(shard) if shard is not None else None
-        rid = run_id or default_run_id()
-        with _progress() as bar:
-            result = run_nightly(project, budget_=chosen, run_id=rid, shard=the_shard or Shard(1, 1), targets=target,
-                                 ops=op, corpus=corpus, bench=bench, progress=_Bars(bar))
-        if the_shard is not None:
-            path = out_path or reports / "nightly" / "shards" / shard_file_name(result)
-            write_json(path, result)
-            cli.console.print(f"shard result: {escape(str(path))}", highlight=False)
-            if as_json:
-                cli.out.print_json(json.dumps(result))
-            _print_summary(result, shard=True)
-            raise typer.Exit(cli.EXIT_FAILED if _shard_failed(result) else 0)
-        _finish(project, reports, merge([result]), band, report, as_json)
+        with json_output(as_json):
+            project = Project.locate(root)
+            reports = Path(reports_dir) if reports_dir else project.reports
+            chosen = budget(budget_name, dev_examples=dev_examples, admission_examples=examples, admission_runs=runs,
+                            sanitizer_examples=sanitizer_examples, bench_rounds=bench_rounds,
+                            soak_calls=soak_calls)
+            band = _noise_band(noise_band)
+            the_shard = Shard.parse(shard) if shard is not None else None
+            rid = run_id or default_run_id()
+            with progress("nightly", transient=False, own_task=False) as tracker:
+                result = run_nightly(project, budget_=chosen, run_id=rid, shard=the_shard or Shard(1, 1),
+                                     targets=target, ops=op, corpus=corpus, bench=bench, progress=_Phases(tracker))
+            if the_shard is not None:
+                path = out_path or reports / "nightly" / "shards" / shard_file_name(result)
+                write_json(path, result)
+                console.print(f"shard result: {escape(str(path))}", highlight=False)
+                _print_summary(result, shard=True)
+                final, code = result, EXIT_FAILED if shard_failed(result) else 0
+            else:
+                final, code = _finish(project, reports, merge([result]), band, report)
     except OpgenError as exc:
-        cli._fail(exc)
+        fail(exc)
+    if as_json:
+        emit_json(final)
+    raise typer.Exit(code)
 
 
 @nightly_app.command("merge")
@@ -195,14 +185,17 @@ def merge_command(
 ) -> None:
     """Combine shard results into one run, compare it with the previous run, record it in the
     history and build the report. Exit 1 on a failure or regression."""
-    cli = _cli()
     try:
-        project = Project.locate(root)
-        reports = Path(reports_dir) if reports_dir else project.reports
-        merged = merge([load_result(f) for f in files], allow_partial=allow_partial)
-        _finish(project, reports, merged, _noise_band(noise_band), report, as_json)
+        with json_output(as_json):
+            project = Project.locate(root)
+            reports = Path(reports_dir) if reports_dir else project.reports
+            merged = merge([load_result(f) for f in files], allow_partial=allow_partial)
+            final, code = _finish(project, reports, merged, _noise_band(noise_band), report)
     except OpgenError as exc:
-        cli._fail(exc)
+        fail(exc)
+    if as_json:
+        emit_json(final)
+    raise typer.Exit(code)
 
 
 def report_command(
@@ -214,27 +207,24 @@ def report_command(
 ) -> None:
     """Build the static coverage report into reports/ (index.html, one page per op, nightly.html,
     summary.md) from the registry and the recorded nightly runs."""
-    cli = _cli()
-    from opgen.report import build_site
 
     try:
         project = Project.locate(root)
         reports = Path(reports_dir) if reports_dir else project.reports
         index = build_site(project, reports)
     except OpgenError as exc:
-        cli._fail(exc)
-    cli.console.print(f"report: {escape(str(index))}", highlight=False)
+        fail(exc)
+    console.print(f"report: {escape(str(index))}", highlight=False)
     if markdown:
-        cli.out.print((reports / "summary.md").read_text(), markup=False, highlight=False, soft_wrap=True)
+        out.print((reports / "summary.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     if serve:
-        from opgen.report import serve as serving
 
         try:
             server = serving.start(reports, port=port)
         except OSError as exc:
-            cli._fail(OpgenError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})",
+            fail(OpgenError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})",
                                  hint="pick another --port, or --port 0 for any free one"))
-        cli.console.print(f"serving {escape(serving.url(server))} (Ctrl-C to stop)", highlight=False)
+        console.print(f"serving {escape(serving.url(server))} (Ctrl-C to stop)", highlight=False)
         try:
             while True:
                 time.sleep(3600)

@@ -20,6 +20,7 @@ from opgen.spec.model import Overload, Spec
 from opgen.compiler import ir
 from opgen.compiler.entry_abi import c_declaration
 from opgen.compiler.errors import CompileError
+from opgen.targets.catalog import target_for
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, cpp_type
 
 PIPELINE_HEADER = "opgen_compiled_pipeline.hpp"
@@ -54,7 +55,7 @@ class Kernel:
     @property
     def separate_library(self) -> str | None:
         """Where a kernel that is not linked in lives, relative to kernels/ (Rust cdylibs)."""
-        return f"lib{self.symbol}.so" if self.entry.target == "cpu-rust" else None
+        return f"lib{self.symbol}.so" if target_for(self.entry.target).compiled_as == "separate" else None
 
 
 def kernels_of(fn: ir.Function) -> list[Kernel]:

@@ -24,6 +24,7 @@ from opgen.compiler.emit_cpp import Kernel, usage_symbol
 from opgen.compiler.pipeline_intrinsic import LinkedPipeline, kernel_of
 from opgen.compiler.entry_abi import KEY_ERROR, c_declaration, entry_symbol
 from opgen.compiler.errors import CompileError
+from opgen.targets.catalog import target_for
 from opgen.compiler import ir
 
 RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled.hpp"
@@ -44,7 +45,7 @@ def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel], pipelines: list[
     for k in kernels:
         if k.separate_library:
             continue  # built on its own (rust_jobs) and loaded at run time
-        if k.entry.target != "cpu-cpp":
+        if target_for(k.entry.target).compiled_as != "linked":
             raise CompileError(f"{k.spec.op} [{k.overload.name}] is a {k.entry.target} kernel; opgen compile links "
                                "cpu-cpp and cpu-rust kernels", hint="compile with --target cpp or --target rust")
         unit = []

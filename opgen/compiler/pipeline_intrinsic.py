@@ -23,6 +23,8 @@ from opgen.registry import Entry
 from opgen.spec.model import Spec
 from opgen.compiler import ir
 from opgen.compiler.errors import CompileError
+from opgen.targets.catalog import target_for
+from opgen.compiler.emit_cpp import Kernel
 
 INTRINSIC = "opgen.pipelines.embed"
 
@@ -69,7 +71,7 @@ def link_pipelines(project: Project, fn: ir.Function, target: str) -> list[Linke
     calls = pipelines_of(fn)
     if not calls:
         return []
-    if target != "cpu-cpp":
+    if target_for(target).compiled_as != "linked":
         raise CompileError(f"{INTRINSIC} links the pipeline's C++ kernels; {fn.name} was compiled for {target}",
                            where=f"{fn.path}:{calls[0].line}", hint="compile with --target cpp")
     linked: dict[str, LinkedPipeline] = {}
@@ -95,6 +97,5 @@ def link_pipelines(project: Project, fn: ir.Function, target: str) -> list[Linke
 
 
 def kernel_of(specs: dict[str, Spec], entry: Entry):
-    from opgen.compiler.emit_cpp import Kernel
     spec = specs[entry.op]
     return Kernel(spec, spec.overload(entry.overload), entry)

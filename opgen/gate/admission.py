@@ -17,9 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
-import re
 import secrets
-import threading
 from concurrent.futures import ThreadPoolExecutor
 import sys
 from dataclasses import dataclass, field, replace
@@ -28,14 +26,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from opgen.targets.cpp import policy
-from opgen.targets.rust import audit as admission_rust, policy as policy_rust
+from opgen.build.cpp import BuildJob, BuildResult
 from opgen.spec.abi import c_symbol
-from opgen.build.cpp import SANITIZER_FLAGS, BuildJob, BuildResult, build, inspect_object, sanitizer_job, sanitizer_runtime
 from opgen.spec.model import Overload, Spec
-from opgen.targets import backend, build_any
-from opgen.verify.harness import Limits, Verdict, sanitizer_options, verify_library
-from opgen.verify.scale import CPU_BUDGET, EMULATED_BUDGET, Budget
+from opgen.targets.catalog import build_any, target_for
+from opgen.verify.harness import Limits, Verdict, verify_library
+from opgen.verify.scale import Budget
 
 
 # What "admitted" means, as a number the evidence records: bumped whenever the gate gains a check
@@ -95,7 +91,7 @@ def dev_seed(spec: Spec, overload: Overload) -> int:
 
 def sanitizer_seed(spec: Spec, overload: Overload) -> int:
     """The sanitizer sample's seed: fixed, so a sanitizer report is reproducible."""
-    return int(hashlib.sha256(f"{spec.op}/{overload.name}/sanitizer".encode()).hexdigest()[:8], 16)
+    return check_seed(spec, overload, "sanitizer")
 
 
 def salted_seed(spec: Spec, overload: Overload, salt: str, role: str) -> int:
@@ -103,113 +99,33 @@ def salted_seed(spec: Spec, overload: Overload, salt: str, role: str) -> int:
     return int(hashlib.sha256(f"{salt}/{spec.op}/{overload.name}/{role}".encode()).hexdigest()[:8], 16)
 
 
+def check_seed(spec: Spec, overload: Overload, role: str, salt: str | None = None) -> int:
+    """A side check's sample seed (role sanitizer, racecheck): fixed, so a report is reproducible,
+    or derived from a nightly salt."""
+    text = f"{salt}/{spec.op}/{overload.name}/{role}" if salt else f"{spec.op}/{overload.name}/{role}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
 def build_job(spec: Spec, overload: Overload, source: str, target: str = "cpp") -> BuildJob:
-    """The build of a candidate with its generated shim (a RustBuildJob for target rust)."""
-    return backend(target).job(spec, overload, source)
+    """The build of a candidate with its generated shim (build it with ``catalog.build_any``)."""
+    return target_for(target).job(spec, overload, source)
 
 
 def check_policy(spec: Spec, overload: Overload, source: str, target: str = "cpp") -> GateResult | None:
-    b = backend(target)
-    if b.gpu:  # the emulated subset of CUDA / Metal, the sandbox rules and the launch line
-        from opgen.targets.gpu import policy as gpu_policy
-        from opgen.targets.gpu.device_abi import contract
-        from opgen.targets.gpu.dialect import dialect
-
-        c = contract(spec, overload, dialect(b.target))
-        violations = gpu_policy.check(source, c.dialect, c.launch_names)
-        if violations:
-            return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations))
-        return None
-    rules = policy_rust.check if b.target == "rust" else policy.check
-    violations = rules(source, threads_allowed=spec.threads_allowed(overload))
+    """The target's source policy: a rejection, or None."""
+    violations = target_for(target).check_source(spec, overload, source)
     if violations:
         return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations))
     return None
 
 
-def audit_build(result: BuildResult, threads_allowed: bool) -> tuple[GateResult | None, dict[str, Any]]:
-    """The compiled kernel object against the object policy (imports on the allow-list, no
-    load-time code, no writable data of its own, no system calls or hand-placed machine code),
-    and a failed link's unresolved symbols.
-
-    The baseline for what the trusted runtime owns is the generated unit of the same build
-    (``shim.cpp``): it includes the same runtime headers, so the inline variables and
-    function-local statics those headers define (the GPU execution layer's scheduler, launch
-    counter, stack pool, thread state) are defined there too, as mergeable (non-local) symbols
-    the linker makes one object. What the kernel object defines beyond them is its own."""
-    obj = result.object("kernel.cpp")
-    if obj is None:
-        return None, {}
-    info = inspect_object(obj)
-    shim_obj = result.object("shim.cpp")
-    shim = inspect_object(shim_obj) if shim_obj is not None else None
-    runtime_data = frozenset(name for _, name, _, bind, _ in shim.writable if bind != "LOCAL") if shim else frozenset()
-    from opgen.targets.gpu.build import EMULATION_HEADERS  # lazily, as check_policy does: C++ admission needs no GPU code
-
-    gpu = any(name in result.job.sources for name in EMULATION_HEADERS)
-    violations = [str(v) for v in policy.audit_object(info.imports, info.load_time_sections, info.ifuncs,
-                                                      threads_allowed=threads_allowed,
-                                                      provided=shim.defines if shim and gpu else frozenset())]
-    violations += policy.audit_state(info.writable, info.anonymous_writable, baseline=runtime_data,
-                                     shared_section=policy.GPU_SHARED_SECTION if gpu else None)
-    violations += policy.audit_machine_code(info.code.system_calls, info.code.stray, info.code.data_in_code)
-    if not result.ok:
-        unresolved = sorted(set(re.findall(r"undefined reference to [`'‘]([^'’`]+)['’]", result.diagnostics)))
-        violations += [f"the kernel uses `{name}`, which no library it may link against provides (libstdc++, libm, "
-                       f"libc{', libgomp' if threads_allowed else ''}); implement it yourself [rule unresolved-symbol]"
-                       for name in unresolved]
-    record = {"imports": sorted({shown for _, shown in info.imports} - {"_GLOBAL_OFFSET_TABLE_"}),
-              "load_time_sections": [name for name, _ in info.load_time_sections],
-              "ifuncs": list(info.ifuncs),
-              "method": "the kernel object's undefined symbols against an allow-list of what computing needs; its "
-                        "writable data against the generated unit of the same build (the runtime's own); every "
-                        "executable section disassembled (no system-call instructions, no bytes outside functions)",
-              "writable_data": sorted(shown for section, _, shown, _, _ in info.writable
-                                      if not (gpu and section == policy.GPU_SHARED_SECTION)),
-              "hardening": result.record().get("hardening", [])}
+def audit(spec: Spec, overload: Overload, result: BuildResult,
+          target: str = "cpp") -> tuple[GateResult | None, dict[str, Any]]:
+    """The target's audit of the compiled candidate: a rejection (or None), and the evidence record."""
+    violations, record = target_for(target).audit(spec, overload, result)
     if violations:
         return GateResult(False, "policy", "\n".join(f"- {v}" for v in violations), build=result), record
     return None, record
-
-
-class _SanitizerRun(threading.Thread):
-    """Build (cached) and run the ASan+UBSan variant while the development run goes on."""
-
-    def __init__(self, job: BuildJob, built: BuildResult | None, symbol: str, spec: Spec, overload: Overload,
-                 settings: GateSettings):
-        super().__init__(daemon=True)
-        self.job, self.built, self.symbol, self.spec, self.overload, self.settings = job, built, symbol, spec, overload, settings
-        self.cancel = threading.Event()
-        self.verdict: Verdict | None = None
-        self.note = ""
-
-    def run(self) -> None:
-        runtime = sanitizer_runtime()
-        if runtime is None:
-            self.note = "no libasan for this compiler (g++ -print-file-name=libasan.so found nothing): sanitizer run skipped"
-            return
-        built = self.built or build([sanitizer_job(self.job)])[0]
-        self.built = built
-        if not built.ok:
-            self.verdict = Verdict(False, "sanitizer", "the sanitizer build (-fsanitize=address,undefined) did not "
-                                   "compile although the normal build did:\n" + built.diagnostics)
-            return
-        if self.cancel.is_set():
-            return
-        self.verdict = verify_library(built.library, self.symbol, self.spec.path, self.overload.name,
-                                      seed=(salted_seed(self.spec, self.overload, self.settings.seed_salt, "sanitizer")
-                                            if self.settings.seed_salt else sanitizer_seed(self.spec, self.overload)),
-                                      max_examples=self.settings.sanitizer_examples, limits=self.settings.limits,
-                                      sanitizer_runtime=runtime, cancel=self.cancel)
-
-    def record(self) -> dict[str, Any]:
-        v = self.verdict
-        if v is None:
-            return {"ran": False, "note": self.note or "not run"}
-        return {"ran": True, "passed": v.ok, "examples": v.examples, "seed": v.seed, "seconds": round(v.seconds, 3),
-                "flags": SANITIZER_FLAGS, "runtime": sanitizer_runtime(),
-                "options": sanitizer_options(Path("<workdir>"), self.settings.limits.for_sanitizer()),
-                "cache_key": self.built.job.key if self.built else None}
 
 
 def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings = GateSettings(),
@@ -217,88 +133,56 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
              target: str = "cpp") -> GateResult:
     """Everything a candidate must pass before admission, in order, stopping at the first failure.
 
-    ``target`` rust: the Rust policy, a rustc build, the library audit against its baseline,
-    and a checked build (stage "checked") where C++ gets its sanitizer run.
-
-    ``target`` cuda or metal: the GPU policy, the build for the CPU execution layer (a C++
-    build, audited and sanitized like one) with the device build beside it (nvcc; Apple's
-    metal compiler where it exists; its errors are compile errors), every run on the CPU
-    execution layer, and the race check beside the sanitizer run (stage "racecheck": shared-memory
-    data races, ``opgen.targets.gpu.admission.RaceCheck``); a pass is admitted as ``emulated``."""
-    rust = backend(target).target == "rust"
-    gpu = backend(target).gpu
-    if gpu:  # every run on the CPU execution layer, which is slow by design
-        settings = replace(settings, limits=settings.limits.for_emulation())
+    What differs between targets is the target's (``opgen.targets.base.Target``): its source
+    policy, build and object audit, the sandbox limits, and the side checks run beside the
+    development run (C++: the ASan+UBSan run; Rust: the checked build, stage "checked"; CUDA and
+    Metal: the device build, whose errors are compile errors, the sanitizer run of the CPU
+    execution layer's build and the race check, stage "racecheck"). What a pass means is the
+    target's ``admitted_status``: verified, or emulated for the GPU execution layer."""
+    t = target_for(target)
+    settings = replace(settings, limits=t.limits(settings.limits))
     if (rejected := check_policy(spec, overload, source, target)) is not None:
         return rejected
-    device = None
-    if gpu:  # compiled for the device while the CPU execution layer builds and verifies
-        from opgen.targets.gpu.admission import DeviceBuild
-
-        device = DeviceBuild(spec, overload, source, backend(target).target)
-        device.start()
     job = build_job(spec, overload, source, target)
+    checks = t.side_checks(spec, overload, source, job, examples=settings.sanitizer_examples,
+                           seed_for=lambda role: check_seed(spec, overload, role, settings.seed_salt),
+                           limits=settings.limits)
+    for check in checks:  # e.g. the device build: compiled while the CPU build and the runs go on
+        if not check.needs_build:
+            check.begin(None)
+
+    def stop_checks() -> None:  # the verdict is in; not waited for (a check may still be compiling, uselessly)
+        for check in checks:
+            check.stop()
+
     result = built or build_any([job])[0]
-    threads = spec.threads_allowed(overload)
-    if rust:
-        found, imports = admission_rust.audit(spec, overload, result)
-        if found:
-            return GateResult(False, "policy", "\n".join(f"- {v}" for v in found), build=result)
-    else:
-        rejected, imports = audit_build(result, threads)
-        if rejected is not None:
-            return rejected
+    rejected, imports = audit(spec, overload, result, target)
+    if rejected is not None:
+        stop_checks()
+        return rejected
     if not result.ok:
-        feedback = result.diagnostics or "the build failed without diagnostics"
-        if device is not None:
-            feedback = ("The CPU execution layer's build (the source compiled as C++ against opgen's "
-                        f"{'CUDA' if target == 'cuda' else 'MSL'} names) failed:\n{feedback}")
-            if (also := device.failure()) is not None:
-                feedback += "\n\nAnd " + also
-        return GateResult(False, "compile", feedback, build=result)
+        stop_checks()
+        return GateResult(False, "compile", t.compile_feedback(result.diagnostics, checks), build=result)
     symbol = c_symbol(spec.op, overload.name)
     # The sanitizer variant is compiled (or found in the cache) and run while the development run
     # goes on: on a fresh candidate its compile is off the critical path.
-    sanitizer = None
-    if settings.sanitizer_examples and rust:
-        sanitizer = admission_rust.CheckedRun(
-            job, symbol, spec, overload, limits=settings.limits, examples=settings.sanitizer_examples,
-            seed=(salted_seed(spec, overload, settings.seed_salt, "sanitizer") if settings.seed_salt
-                  else sanitizer_seed(spec, overload)))
-    elif settings.sanitizer_examples:
-        sanitizer = _SanitizerRun(job, None, symbol, spec, overload, settings)
-    if sanitizer is not None:
-        sanitizer.start()
-    racecheck = None  # GPU: the race-check build (every shared-memory access checked), beside it too
-    if gpu and settings.sanitizer_examples:
-        from opgen.targets.gpu.admission import RaceCheck
-
-        racecheck = RaceCheck(spec, overload, source, backend(target).target, symbol, settings, result)
-        racecheck.start()
-
-    def finish_sanitizer() -> Verdict | None:
-        if sanitizer is None:
-            return None
-        sanitizer.join()
-        return sanitizer.verdict
+    for check in checks:
+        if check.needs_build:
+            check.begin(result)
+    sanitizer = next((c for c in checks if c.sanitizer), None)
 
     verdicts = []
     dev = verify_library(result.library, symbol, spec.path, overload.name, seed=dev_seed(spec, overload),
                          max_examples=settings.dev_examples, limits=settings.limits)
     verdicts.append(dev)
-    # The device build ran beside the development run; its errors come first (compile errors
-    # before wrong results, as for a C++ candidate), whatever the development run found.
-    if device is not None and (failed := device.failure()) is not None:
-        if sanitizer is not None:
-            sanitizer.cancel.set()
-        if racecheck is not None:
-            racecheck.cancel.set()
-        return GateResult(False, "compile", failed, verdicts, result)
+    # A side check's compile errors (the device build) come first (compile errors before wrong
+    # results, as for a C++ candidate), whatever the development run found.
+    for check in checks:
+        if check.compile_error and (failed := check.failure()) is not None:
+            stop_checks()
+            return GateResult(False, check.stage, failed, verdicts, result)
     if not dev.ok:
-        if sanitizer is not None:  # stop it; not waited for (it may still be compiling, uselessly)
-            sanitizer.cancel.set()
-        if racecheck is not None:
-            racecheck.cancel.set()
+        stop_checks()
         return GateResult(False, "verify", dev.as_feedback(), verdicts, result)
     # Admission: seeds drawn now, never shown to the LLM before this moment.
     seeds = fresh_seeds or ([salted_seed(spec, overload, settings.seed_salt, f"admission-{i}")
@@ -306,7 +190,7 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
                             else [secrets.randbits(32) for _ in range(settings.admission_runs)])
     scale_seed = (salted_seed(spec, overload, settings.seed_salt, "scale") if settings.seed_salt
                   else secrets.randbits(32))
-    budget = settings.scale_budget or (EMULATED_BUDGET if gpu else CPU_BUDGET)
+    budget = settings.scale_budget or t.scale_budget
 
     def scale_run(threads: int | None = None, examples: int = 0) -> Verdict:
         return verify_library(result.library, symbol, spec.path, overload.name, seed=scale_seed,
@@ -319,15 +203,14 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
         admission = list(pool.map(lambda s: verify_library(
             result.library, symbol, spec.path, overload.name, seed=s,
             max_examples=settings.admission_examples, limits=settings.limits), seeds))
-        san = finish_sanitizer()
+        for check in checks:
+            check.finish()
         scaled = scaling.result() if scaling is not None else None
     verdicts += admission
-    if san is not None and not san.ok:
-        if rust:
-            return GateResult(False, "checked", sanitizer.feedback(), verdicts, result, sanitizer=san)
-        return GateResult(False, "sanitizer", san.as_feedback(), verdicts, result, sanitizer=san)
-    if racecheck is not None and (raced := racecheck.failure()) is not None:
-        return GateResult(False, "racecheck", raced, verdicts, result, sanitizer=san)
+    san = sanitizer.verdict if sanitizer is not None else None
+    for check in checks:
+        if not check.compile_error and (failed := check.failure()) is not None:
+            return GateResult(False, check.stage, failed, verdicts, result, sanitizer=san)
     for v in admission:
         if not v.ok:
             return GateResult(False, "admission", v.as_feedback(), verdicts, result, sanitizer=san)
@@ -336,20 +219,20 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     # Threads: the same scale cases and drawn examples at other thread counts, each against the
     # reference (a kernel whose partition assumes the verifier's thread count fails here).
     threaded: list[tuple[int, Verdict]] = []
-    if spec.threads_allowed(overload) and not gpu:
+    if spec.threads_allowed(overload) and t.varies_threads:
         counts = settings.thread_counts if settings.thread_counts is not None else thread_counts(scale_seed)
         with ThreadPoolExecutor(max_workers=max(len(counts), 1)) as pool:
             threaded = list(zip(counts, pool.map(
-                lambda t: scale_run(t, settings.threads_examples) if settings.scale else verify_library(
+                lambda n: scale_run(n, settings.threads_examples) if settings.scale else verify_library(
                     result.library, symbol, spec.path, overload.name, seed=scale_seed,
-                    max_examples=settings.threads_examples, limits=settings.limits, threads=t), counts)))
+                    max_examples=settings.threads_examples, limits=settings.limits, threads=n), counts)))
         for count, v in threaded:
             if not v.ok:
                 return GateResult(False, "threads", threads_feedback(count, v), verdicts, result, sanitizer=san,
                                   scale=scaled, threads=threaded)
     soaked = None
     if settings.soak_calls:
-        calls = max(settings.soak_calls // 20, 1) if gpu else settings.soak_calls
+        calls = max(settings.soak_calls // t.soak_share, 1)
         soaked = verify_library(result.library, symbol, spec.path, overload.name, seed=scale_seed ^ 0x50A4,
                                 max_examples=0, limits=settings.limits, mode="soak", options={"calls": calls})
         if not soaked.ok:
@@ -361,15 +244,12 @@ def run_gate(spec: Spec, overload: Overload, source: str, settings: GateSettings
     if soaked is not None:
         ev["stages"]["soak"] = {**_worst([soaked]), "calls": soaked.examples, "seed": soaked.seed}
         ev.update(_worst(verdicts + [v for v in (scaled, soaked) if v is not None] + [v for _, v in threaded]))
-    ev["sanitizer"] = sanitizer.record() if sanitizer is not None else {"ran": False, "note": "disabled (sanitizer_examples=0)"}
-    if rust:  # say truthfully what ran: no sanitizer, a checked build
-        ev["checked_build"] = ev["sanitizer"]
-        ev["sanitizer"] = {"ran": False, "note": admission_rust.NO_SANITIZER_NOTE}
+    if sanitizer is None:
+        ev["sanitizer"] = {"ran": False, "note": f"{t.language} kernels have no sanitizer run"}
+    for check in checks:
+        ev.update(check.evidence())
     ev["import_audit"] = imports
-    if device is not None:
-        from opgen.targets.gpu.admission import evidence as gpu_evidence
-
-        ev.update(gpu_evidence(spec, overload, source, backend(target).target, device, racecheck))
+    ev.update(t.evidence(spec, overload, source))
     return GateResult(True, "pass", f"{ev['examples']} examples passed", verdicts, result,
                       evidence=ev, sanitizer=san, scale=scaled, threads=threaded)
 

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from opgen.errors import AwaitingAnswer, ConfigError, OpgenError
 from opgen.llm.recordings import Recordings, request_hash
-from opgen.llm.response import ANSWER_EXTENSIONS, LANGUAGES, KernelAnswer, answer_model
+from opgen.llm.response import KernelAnswer
+from opgen.targets.catalog import target_for
 
 MODES = {"tools": "TOOLS", "json": "JSON", "md_json": "MD_JSON", "json_schema": "JSON_SCHEMA"}
 NO_ENDPOINT_HINT = (
@@ -131,6 +132,7 @@ class OpenAIProvider:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, mode: str = "tools",
                  http_retries: int = 4, reasks: int = 2, timeout: float = 300.0, max_tokens: int | None = None,
                  budget: TokenBudget | None = None):
+        # openai and instructor are slow to import; only a live request needs them
         import instructor
         import openai
 
@@ -184,9 +186,11 @@ class OpenAIProvider:
         return self._exchanges[-1]
 
     def complete(self, request: Request) -> Reply:
+        # openai and instructor are slow to import; only a live request needs them
         from instructor.core import IncompleteOutputException, InstructorRetryException
 
         try:  # instructor >= 1.17 stops its own re-asks at a token budget
+            # openai and instructor are slow to import; only a live request needs them
             from instructor.core import TokenBudgetExceeded, TokenUsageUnavailableError
         except ImportError:  # older: the budget is still checked before every attempt
             TokenBudgetExceeded = TokenUsageUnavailableError = _Never
@@ -199,7 +203,7 @@ class OpenAIProvider:
             extra["token_budget"] = self.budget.remaining  # instructor stops re-asking once it is spent
         try:
             answer, completion = self.client.chat.completions.create_with_completion(
-                model=self.model, messages=request.messages, response_model=answer_model(request.target).expecting(request.context),
+                model=self.model, messages=request.messages, response_model=target_for(request.target).answer_model.expecting(request.context),
                 max_retries=self.reasks, **extra,  # no context=: instructor would template the messages with it
             )
         except IncompleteOutputException:
@@ -227,7 +231,7 @@ class OpenAIProvider:
         except ValueError as exc:  # a truncated or non-JSON body the client could not decode
             raise _not_json(self.base_url, exc) from None
         return Reply(
-            answer=answer_model(request.target)(source=answer.source, notes=answer.notes),
+            answer=target_for(request.target).answer_model(source=answer.source, notes=answer.notes),
             provenance={
                 "provider": "openai-compatible",
                 "base_url": self.base_url,
@@ -328,7 +332,7 @@ class ReplayProvider:
                 hint=NO_ENDPOINT_HINT,
             )
         try:
-            answer = answer_model(request.target).model_validate(rec["answer"], context=request.context)
+            answer = target_for(request.target).answer_model.model_validate(rec["answer"], context=request.context)
         except ValidationError as exc:
             raise OpgenError(f"recording {rec['_path']} holds an invalid answer: {exc}") from None
         original = rec["provenance"]
@@ -359,8 +363,8 @@ class FileProvider:
         self.dir.mkdir(parents=True, exist_ok=True)
         stem = f"{request.op}__{request.overload}.{request.target}.{request.digest[:16]}"
         prompt = self.dir / f"{stem}.prompt.md"
-        ext = ANSWER_EXTENSIONS.get(request.target, "cpp")
-        language = LANGUAGES.get(request.target, "C++")
+        ext = target_for(request.target).answer_extension
+        language = target_for(request.target).language
         cpp, js = self.dir / f"{stem}.answer.{ext}", self.dir / f"{stem}.answer.json"
         if not prompt.exists():
             prompt.write_text(render_conversation(request.messages))
@@ -375,7 +379,7 @@ class FileProvider:
                      f"(or JSON {{\"source\", \"notes\"}} as {js}), then run the same command again",
             )
         try:
-            answer = answer_model(request.target).model_validate(raw, context=request.context)
+            answer = target_for(request.target).answer_model.model_validate(raw, context=request.context)
         except ValidationError as exc:
             raise OpgenError(f"the answer in {cpp if cpp.exists() else js} is not usable: {exc.errors()[0]['msg']}",
                              hint="fix the file and run the same command again") from None

@@ -15,12 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from opgen.llm.response import KernelAnswer, answer_model
+from opgen.llm.response import KernelAnswer
+from opgen.targets.catalog import target_for
 
 
 def request_hash(messages: list[dict[str, str]], target: str = "cpp") -> str:
     """What a recording is found by: the conversation and the answer schema (the target's)."""
-    blob = {"messages": messages, "schema": answer_model(target).model_json_schema()}
+    blob = {"messages": messages, "schema": target_for(target).answer_model.model_json_schema()}
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 

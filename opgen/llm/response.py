@@ -11,10 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from opgen.targets.gpu.launch import LaunchError, parse_launch
+
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9+]*\s*\n(.*?)\n\s*```\s*$", re.S)
-LANGUAGES = {"cpp": "C++", "rust": "Rust", "cuda": "CUDA", "metal": "Metal Shading Language"}
-# What the file exchange reads an answer from: <id>.answer.<extension>.
-ANSWER_EXTENSIONS = {"cpp": "cpp", "rust": "rs", "cuda": "cu", "metal": "metal"}
 
 
 class KernelAnswer(BaseModel):
@@ -41,7 +40,7 @@ class KernelAnswer(BaseModel):
         return type(cls.__name__, (cls,), {"__module__": cls.__module__, "__doc__": cls.__doc__,
                                            "__qualname__": cls.__qualname__, "expected": dict(context)})
 
-    language: ClassVar[str] = "cpp"
+    language_name: ClassVar[str] = "C++"  # for messages
 
     @field_validator("source")
     @classmethod
@@ -50,13 +49,13 @@ class KernelAnswer(BaseModel):
         if m:  # a fenced answer is still a usable answer
             v = m.group(1)
         if not v.strip():
-            raise ValueError(f"source is empty; send the whole {LANGUAGES[cls.language]} file")
+            raise ValueError(f"source is empty; send the whole {cls.language_name} file")
         ctx = info.context or cls.expected
-        name = ctx.get("kernel_name")
-        if cls.language == "rust":
-            return _check_rust(v, name)
-        if cls.language in ("cuda", "metal"):
-            return _check_gpu(v, name, cls.language, ctx.get("launch_names"))
+        return cls.check_source(v, ctx.get("kernel_name"), ctx)
+
+    @classmethod
+    def check_source(cls, v: str, name: str | None, ctx: dict[str, Any]) -> str:
+        """The language's own checks of a non-empty source (each answer model has its own)."""
         if name and not re.search(rf"\b{re.escape(name)}\s*\(", v):
             raise ValueError(f"source does not define the function {name}(...) with the exact signature requested")
         if "namespace opgen" not in v:
@@ -75,7 +74,11 @@ class RustKernelAnswer(KernelAnswer):
         description="The complete Rust module (edition 2021, std only): `use opgen::{...};`, then the requested "
         "pub fn. No unsafe, no extern, no #[no_mangle], no main(), no markdown fences."
     )
-    language: ClassVar[str] = "rust"
+    language_name: ClassVar[str] = "Rust"
+
+    @classmethod
+    def check_source(cls, v: str, name: str | None, ctx: dict[str, Any]) -> str:
+        return _check_rust(v, name)
 
 
 def _check_rust(v: str, name: str | None) -> str:
@@ -92,7 +95,18 @@ def _check_rust(v: str, name: str | None) -> str:
     return v
 
 
-class CudaKernelAnswer(KernelAnswer):
+class _DeviceKernelAnswer(KernelAnswer):
+    """What CUDA and Metal answers share: a device kernel and its launch line, no host code."""
+
+    qualifier: ClassVar[str]  # before the kernel's name, as a pattern
+    spelled: ClassVar[str]  # the same, as the kernel writes it
+
+    @classmethod
+    def check_source(cls, v: str, name: str | None, ctx: dict[str, Any]) -> str:
+        return _check_gpu(v, name, cls.qualifier, cls.spelled, ctx.get("launch_names"))
+
+
+class CudaKernelAnswer(_DeviceKernelAnswer):
     """One complete CUDA source file holding the requested device kernel and its launch line."""
 
     source: str = Field(
@@ -100,10 +114,12 @@ class CudaKernelAnswer(KernelAnswer):
         "list, any __device__ helpers, and one `// @launch grid=(...) block=(...)` line. No host code, no main(), "
         "no markdown fences."
     )
-    language: ClassVar[str] = "cuda"
+    language_name: ClassVar[str] = "CUDA"
+    qualifier: ClassVar[str] = r"__global__\s+void"
+    spelled: ClassVar[str] = "__global__ void"
 
 
-class MetalKernelAnswer(KernelAnswer):
+class MetalKernelAnswer(_DeviceKernelAnswer):
     """One complete Metal Shading Language source holding the requested kernel and its launch line."""
 
     source: str = Field(
@@ -111,16 +127,14 @@ class MetalKernelAnswer(KernelAnswer):
         "kernel with exactly the given parameter list, and one `// @launch grid=(...) block=(...)` line. No host "
         "code, no markdown fences."
     )
-    language: ClassVar[str] = "metal"
+    language_name: ClassVar[str] = "Metal Shading Language"
+    qualifier: ClassVar[str] = r"\bkernel\s+void"
+    spelled: ClassVar[str] = "kernel void"
 
 
-def _check_gpu(v: str, name: str | None, language: str, launch_names: list[str] | None) -> str:
-    from opgen.targets.gpu.launch import LaunchError, parse_launch
-
+def _check_gpu(v: str, name: str | None, qualifier: str, spelled: str, launch_names: list[str] | None) -> str:
     if "```" in v:
         raise ValueError("the source holds markdown fences; send only the source")
-    qualifier = r"__global__\s+void" if language == "cuda" else r"\bkernel\s+void"
-    spelled = "__global__ void" if language == "cuda" else "kernel void"
     if name and not re.search(rf"{qualifier}\s+{re.escape(name)}\s*\(", v):
         raise ValueError(f"source does not define `{spelled} {name}(...)` with the exact parameter list requested")
     if re.search(r"\bint\s+main\s*\(|<<<", v):
@@ -131,8 +145,3 @@ def _check_gpu(v: str, name: str | None, language: str, launch_names: list[str] 
         except LaunchError as exc:
             raise ValueError(str(exc)) from None
     return v
-
-
-def answer_model(target: str) -> type[KernelAnswer]:
-    """The response model for a target's kernels (C++ for cpp and anything unknown)."""
-    return {"rust": RustKernelAnswer, "cuda": CudaKernelAnswer, "metal": MetalKernelAnswer}.get(target, KernelAnswer)

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -21,16 +19,22 @@ from typing import Any, Callable
 from opgen.gate.admission import GateSettings, dev_seed, library_versions, machine, salted_seed
 from opgen.errors import OpgenError
 from opgen.service import Row, reverify, status_rows
-from opgen.targets import backend
+from opgen.targets.catalog import target_for
 from opgen.project import Project
 from opgen.spec.model import TARGET_IDS, Spec, load_all
 from opgen.nightly.shards import WHOLE, Shard
+from opgen.gate.corpus import corpus_dir, load_manifest, run_corpus, tally
 
 SCHEMA = "opgen-nightly/1"
+# The corpus runs once a night, in the job that verifies this target (a CI matrix runs one job
+# per target; the corpus's candidates are mostly C++ and need only a compiler, no device).
+CORPUS_TARGET = TARGET_IDS["cpp"]
 NOISE_BAND = 0.25  # a benchmark ratio may fall this fraction below the previous run's before it is a regression
 
 # Progress callback: (phase, label, done, total). Phases: verify, corpus, bench.
-Progress = Callable[[str, str, int, int], None]
+# progress(phase, label, done, total, result): an item of a phase finished (done > 0) with its
+# result, or a phase starts (done == 0); bench items are told as they start (total 0).
+Progress = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -117,18 +121,7 @@ def missing_hardware(target: str) -> str | None:
     never as failures. GPU targets are the exception: verify_entries re-verifies them on the CPU
     execution layer whatever the machine (their device run is scripts/gpu_check.py's).
     """
-    if target == "cuda":
-        smi = shutil.which("nvidia-smi")
-        if smi is None:
-            return "no CUDA device on this machine (nvidia-smi not found)"
-        try:
-            listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"no CUDA device on this machine (nvidia-smi -L failed: {exc})"
-        return None if listed.returncode == 0 and "GPU" in listed.stdout else "no CUDA device on this machine"
-    if target == "metal":
-        return None if sys.platform == "darwin" else "Metal needs macOS (this machine runs " + sys.platform + ")"
-    return None
+    return target_for(target).missing_hardware()
 
 
 def entry_id(target: str, op: str, overload: str, variant: str) -> str:
@@ -169,7 +162,7 @@ def verify_entries(project: Project, specs: dict[str, Spec], rows: list[Row], bu
                 "overload": row.overload, "target": row.target, "variant": _row_variant(row),
                 "registry_status": row.status, "kernel_sha256": _kernel_sha(row)}
         why = missing_hardware(row.target)
-        if backend(row.target).gpu:
+        if target_for(row.target).emulated:
             # GPU kernels are re-verified on the CPU execution layer, as at admission, device or not (a
             # device run is scripts/gpu_check.py's): a pass leaves them emulated, a failure fails the night.
             results[id(row)] = {**base, "execution": "cpu-emulation" + (f" ({why})" if why else "")}
@@ -181,12 +174,13 @@ def verify_entries(project: Project, specs: dict[str, Spec], rows: list[Row], bu
             runnable.append(row)
     total, done = len(runnable), [0]
 
-    def advanced(row: Row) -> None:
+    def advanced(r) -> None:  # every row's verdict, gated or found missing or stale
         done[0] += 1
-        progress("verify", f"{row.op} {row.overload} ({row.target})", done[0], total)
+        progress("verify", f"{r.row.op} {r.row.overload} ({r.row.target})", done[0], total,
+                 "pass" if r.ok else f"{r.stage}: {r.message.splitlines()[0][:120] if r.message else ''}")
 
     progress("verify", "building", 0, total)
-    for r in reverify(project, runnable, settings, progress=advanced, specs=specs):
+    for r in reverify(project, runnable, settings, on_result=advanced, specs=specs):
         ev = r.evidence
         results[id(r.row)].update({
             "result": "pass" if r.ok else ("stale" if r.stage == "stale" else "fail"),
@@ -206,7 +200,6 @@ def verify_entries(project: Project, specs: dict[str, Spec], rows: list[Row], bu
 def run_corpus_slice(project: Project, specs: dict[str, Spec], shard: Shard, progress: Progress,
                      ops: list[str] | None = None) -> dict[str, Any]:
     """The adversarial corpus entries this shard owns (those about ``ops``, if given), through the gate."""
-    from opgen.gate.corpus import corpus_dir, load_manifest, run_corpus, tally
 
     directory = corpus_dir(project)
     if not (directory / "manifest.yaml").exists():
@@ -216,7 +209,8 @@ def run_corpus_slice(project: Project, specs: dict[str, Spec], shard: Shard, pro
     if not names:
         return {"ran": True, "entries": 0, "results": [], "seconds": 0.0}
     report = run_corpus(project, names=names, honest=False,
-                        progress=lambda label, done, total: progress("corpus", label, done, total))
+                        progress=lambda label, result, seconds, done, total: progress("corpus", label, done, total,
+                                                                                       result))
     t = tally(report.entries, [], report.settings)
     return {"ran": True, "entries": len(report.entries), "tally": {k: t[k] for k in (
                 "entries", "rejected_as_expected", "rejected_for_another_reason", "admitted", "pending_sandbox_layer",
@@ -236,7 +230,7 @@ def run_bench_slice(project: Project, ops: list[str], targets: list[str], rounds
                     progress: Progress) -> dict[str, Any]:
     """``opgen bench`` on the ops this shard owns, for the targets this shard runs."""
     try:
-        from opgen.bench import run_benchmarks
+        from opgen.bench import run_benchmarks  # the timing machinery (torch): loaded only when the night benchmarks
     except ImportError as exc:
         return {"ran": False, "reason": f"benchmarks are not available in this checkout ({exc})"}
     if not ops:
@@ -302,7 +296,7 @@ def run_nightly(project: Project, *, budget_: Budget, run_id: str, shard: Shard 
 
     if not corpus:
         result["corpus"] = {"ran": False, "reason": "skipped (--no-corpus)"}
-    elif "cpu-cpp" not in targets:
+    elif CORPUS_TARGET not in targets:
         result["corpus"] = {"ran": False, "reason": "the corpus is C++ and runs with the cpu-cpp target"}
     else:
         try:

@@ -29,6 +29,8 @@ import numpy as np
 from opgen.bench import SETTLE_SECONDS
 from opgen.build.cpp import cache_root
 from opgen.errors import OpgenError
+from opgen.pipelines.client import Client
+from opgen.pipelines.models import resolve
 
 ENGINES = ("opgen", "sentence-transformers", "onnxruntime")
 BATCH_SIZES = (1, 32)
@@ -77,7 +79,6 @@ def _threads() -> int:
 # ---------------------------------------------------------------------- the engines, in-process
 
 def opgen_engine(model: str, root: Path | None) -> Callable[[list[str]], np.ndarray]:
-    from opgen.pipelines.client import Client
 
     client = Client(root=root)
     info = client._model(model)
@@ -86,10 +87,11 @@ def opgen_engine(model: str, root: Path | None) -> Callable[[list[str]], np.ndar
 
 
 def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
+    # torch takes seconds to import; only this path needs it
     import torch
+    # heavy (the dev extra; loads torch and transformers); only this comparison needs it
     from sentence_transformers import SentenceTransformer
 
-    from opgen.pipelines.models import resolve
 
     torch.set_num_threads(_threads())
     st = SentenceTransformer(str(resolve(model).locate()), device="cpu")
@@ -98,7 +100,6 @@ def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
 
 def onnx_path(model: str) -> Path:
     """The model exported to ONNX once (dynamo exporter), cached by the model files' identity."""
-    from opgen.pipelines.models import resolve
 
     model_dir = resolve(model).locate()
     weights = model_dir / "model.safetensors"
@@ -106,7 +107,9 @@ def onnx_path(model: str) -> Path:
     path = cache_root() / "onnx" / f"{key}.onnx"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+        # torch takes seconds to import; only this path needs it
         import torch
+        # heavy (the dev extra; loads torch); only this comparison needs it
         from transformers import AutoModel
 
         class LastHidden(torch.nn.Module):
@@ -129,10 +132,11 @@ def onnx_path(model: str) -> Path:
 
 
 def ort_engine(model: str) -> Callable[[list[str]], np.ndarray]:
+    # heavy (the dev extra); only the ONNX Runtime comparison needs it
     import onnxruntime as ort
+    # the dev extra's tokenizers: only this reference needs it
     from tokenizers import Tokenizer
 
-    from opgen.pipelines.models import resolve
 
     model_dir = resolve(model).locate()
     options = ort.SessionOptions()

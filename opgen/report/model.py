@@ -25,6 +25,7 @@ from opgen.nightly.compare import counts
 from opgen.nightly.history import History
 from opgen.project import Project
 from opgen.spec.model import TARGET_IDS, load_all
+from opgen.gate.corpus import corpus_dir, load_manifest
 
 TARGETS = list(TARGET_IDS.values())
 STATUS_ORDER = ["failed", "stale", "missing", "unverified", "emulated", "verified"]
@@ -141,7 +142,6 @@ def bench_series(index: list[dict[str, Any]]) -> dict[str, list[tuple[str, float
 
 
 def _corpus_entries(project: Project, specs: dict) -> tuple[list[dict[str, Any]], str | None]:
-    from opgen.gate.corpus import corpus_dir, load_manifest
 
     directory = corpus_dir(project)
     if not (directory / "manifest.yaml").exists():

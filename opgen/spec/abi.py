@@ -117,10 +117,9 @@ def c_declaration(op: str, overload: str, sig: Signature) -> str:
     return f"int32_t {c_symbol(op, overload)}({params})"
 
 
-def native_signature(op: str, overload: str, sig: Signature, target: str = "cpp") -> dict:
-    """What a registry entry records for the compiler: types in, type out, both spellings
-    (and the Rust one for a Rust kernel)."""
-    rust = {"rust": rust_declaration(op, overload, sig)} if target == "rust" else {}
+def native_signature(op: str, overload: str, sig: Signature) -> dict:
+    """What a registry entry records for the compiler: types in, type out, the C and C++
+    spellings (a target adds its own declaration where it differs: ``Target.signature``)."""
     return {
         "params": [{"name": p.name, "type": str(p.type)} for p in sig.params],
         "returns": str(sig.returns),
@@ -129,5 +128,4 @@ def native_signature(op: str, overload: str, sig: Signature, target: str = "cpp"
         "c": c_declaration(op, overload, sig),
         "c_symbol": c_symbol(op, overload),
         "abi_version": 1,
-        **rust,
     }

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload
-from opgen.verify.text_strategies import string_list_strategy, string_strategy
+from opgen.verify import bpe_strategies, text_strategies
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Lengths that are not multiples of any vector width, so vectorised kernels must
@@ -259,10 +259,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
             ndim = len(shapes[dom.axis_of])
             args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
         elif dom.ids is not None:  # ids into a vocabulary drawn before (opgen/verify/bpe_strategies.py)
-            from opgen.verify.bpe_strategies import ids_strategy
-
             malformed = any(r.error == "ValueError" for r in overload.raises)
-            args[p.name] = draw(ids_strategy(dom.ids, args[dom.ids_of], dom.max_len, malformed), label=p.name)
+            args[p.name] = draw(bpe_strategies.ids_strategy(dom.ids, args[dom.ids_of], dom.max_len, malformed), label=p.name)
         elif t.kind == "list" and dom.strings != "unicode":
             args[p.name] = draw(string_list_strategy(dom), label=p.name)
         elif t.kind == "list":
@@ -270,3 +268,21 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         else:
             args[p.name] = draw(_scalar(t, dom), label=p.name)
     return args
+
+
+def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
+    """One string of a ``str`` parameter whose domain names a ``strings`` kind."""
+    if dom.strings == "mixed_text":
+        return text_strategies.mixed_text()
+    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
+        return bpe_strategies.string_strategy(dom.strings)
+    raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")
+
+
+def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
+    """A ``list[str]`` parameter whose domain names a ``strings`` kind (max_len: items at most)."""
+    if dom.strings == "wordpiece_vocab":
+        return text_strategies.wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
+    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
+        return bpe_strategies.string_list_strategy(dom.strings, dom.max_len)
+    return st.lists(text_strategies.mixed_text(), max_size=dom.max_len if dom.max_len is not None else 8)

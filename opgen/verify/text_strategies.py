@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from opgen.spec.model import Domain
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -97,25 +96,3 @@ def wordpiece_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
                            unique=True, max_size=room), label="longer pieces")
     pieces = list(dict.fromkeys(singles + longer))[:room]
     return draw(st.permutations(list(BERT_SPECIAL_TOKENS) + pieces), label="vocabulary order")
-
-
-def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
-    """One string of a ``str`` parameter whose domain names a ``strings`` kind."""
-    if dom.strings == "mixed_text":
-        return mixed_text()
-    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
-        from opgen.verify.bpe_strategies import string_strategy as bpe_string_strategy
-
-        return bpe_string_strategy(dom.strings)
-    raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")
-
-
-def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
-    """A ``list[str]`` parameter whose domain names a ``strings`` kind (max_len: items at most)."""
-    if dom.strings == "wordpiece_vocab":
-        return wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
-    if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
-        from opgen.verify.bpe_strategies import string_list_strategy as bpe_string_list_strategy
-
-        return bpe_string_list_strategy(dom.strings, dom.max_len)
-    return st.lists(mixed_text(), max_size=dom.max_len if dom.max_len is not None else 8)

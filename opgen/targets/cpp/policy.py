@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from opgen.prompts import ALLOWED_CPP_HEADERS
-
+# The standard headers a kernel may include (the prompt lists them; omp.h too where threads are allowed).
+ALLOWED_CPP_HEADERS = (
+    "algorithm", "array", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdlib", "cstring", "limits",
+    "numeric", "string", "type_traits", "utility", "vector", "immintrin.h",
+)
 OPGEN_HEADERS = ("opgen_kernel.hpp", "opgen_abi.h")
 
 # (rule id, pattern, why) - the why is what the LLM reads.

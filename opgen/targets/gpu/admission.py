@@ -19,15 +19,15 @@ barrier interval, one of them writing, reject the kernel with both sites (``expl
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
+from opgen.spec.abi import c_symbol
 from opgen.spec.model import Overload, Spec
+from opgen.targets.base import SideCheck
 from opgen.verify.harness import Verdict, verify_library
 from opgen.targets.gpu.build import RACECHECK_FLAGS, RaceBuild, build_cuda, build_racecheck, cuda_job, emulation_job, metal_check
 from opgen.targets.gpu.device_abi import contract
@@ -53,11 +53,16 @@ EXECUTION = {
 }
 
 
-class DeviceBuild(threading.Thread):
-    """Compile the candidate for the device while the CPU execution layer builds and verifies it."""
+class DeviceBuild(SideCheck):
+    """Compile the candidate for the device while the CPU execution layer builds and verifies it.
+    Its failure is a compile error, reported before a failed development run."""
+
+    stage = "compile"
+    compile_error = True
+    needs_build = False
 
     def __init__(self, spec: Spec, overload: Overload, source: str, target: str):
-        super().__init__(daemon=True)
+        super().__init__()
         self.spec, self.overload, self.source, self.target = spec, overload, source, target
         self.result: Any = None
         self.error: str | None = None
@@ -73,7 +78,7 @@ class DeviceBuild(threading.Thread):
 
     def failure(self) -> str | None:
         """Compile feedback when the device compiler rejected the source; None when it passed or did not run."""
-        self.join()
+        self.finish()
         if self.error:
             return f"the device build could not run: {self.error}"
         r = self.result
@@ -84,20 +89,19 @@ class DeviceBuild(threading.Thread):
         return f"{what} rejected the source (the CPU execution layer's build compiled it):\n{r.diagnostics}"
 
     def record(self) -> dict[str, Any]:
-        self.join()
+        self.finish()
         if self.error:
             return {"ran": False, "note": self.error}
         return self.result.record()
 
+    def evidence(self) -> dict[str, Any]:
+        return {"device_build": self.record()}
 
-def evidence(spec: Spec, overload: Overload, source: str, target: str, device: DeviceBuild,
-             racecheck: "RaceCheck | None" = None) -> dict[str, Any]:
-    """What an admitted GPU entry's evidence adds: where it ran, the device build, the race check, the launch line."""
+
+def evidence(spec: Spec, overload: Overload, source: str, target: str) -> dict[str, Any]:
+    """What an admitted GPU entry's evidence adds beyond its side checks': where it ran, the launch line."""
     c = contract(spec, overload, dialect(target))
-    return {"execution": dict(EXECUTION), "device_build": device.record(),
-            "racecheck": racecheck.record() if racecheck is not None else {
-                "ran": False, "note": "disabled (sanitizer_examples=0: the gate's checked runs are off)"},
-            "launch": parse_launch(source, c.launch_names).text}
+    return {"execution": dict(EXECUTION), "launch": parse_launch(source, c.launch_names).text}
 
 
 # --- the race check ---------------------------------------------------------------------
@@ -109,32 +113,26 @@ RACE_RECORD = re.compile(
     r"0x(?P<now_pc>[0-9a-f]+) before=(?P<before>[RW]),(?P<before_tid>[\d.]+),0x(?P<before_pc>[0-9a-f]+)\}")
 
 
-def racecheck_seed(spec: Spec, overload: Overload, salt: str | None = None) -> int:
-    """The race check's sample seed: fixed (a report is reproducible), or derived from a nightly salt."""
-    text = f"{salt}/{spec.op}/{overload.name}/racecheck" if salt else f"{spec.op}/{overload.name}/racecheck"
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-class RaceCheck(threading.Thread):
+class RaceCheck(SideCheck):
     """Build (cached) and run the race-check variant on a fixed-seed sample while the development
-    run goes on; the GPU counterpart of the gate's sanitizer run, with the same interface
-    (``cancel``, ``verdict``, ``record``) plus ``failure`` (the feedback, or None)."""
+    run goes on; the GPU counterpart of the gate's sanitizer run (stage "racecheck")."""
 
-    def __init__(self, spec: Spec, overload: Overload, source: str, target: str, symbol: str, settings: Any,
-                 built: Any = None):
-        super().__init__(daemon=True)
-        self.spec, self.overload, self.source, self.target, self.symbol = spec, overload, source, target, symbol
-        self.settings, self.normal = settings, built
-        self.examples = getattr(settings, "racecheck_examples", None) or RACECHECK_EXAMPLES
-        self.seed = racecheck_seed(spec, overload, getattr(settings, "seed_salt", None))
-        self.cancel = threading.Event()
-        self.verdict: Verdict | None = None
+    stage = "racecheck"
+
+    def __init__(self, spec: Spec, overload: Overload, source: str, target: str, *, seed: int, examples: int,
+                 limits: Any):
+        super().__init__(enabled=examples > 0,
+                         disabled_note="disabled (sanitizer_examples=0: the gate's checked runs are off)")
+        self.spec, self.overload, self.source, self.target = spec, overload, source, target
+        self.symbol = c_symbol(spec.op, overload.name)
+        self.examples = RACECHECK_EXAMPLES
+        self.seed, self.limits = seed, limits
         self.built: RaceBuild | None = None
-        self.note = ""
 
     def run(self) -> None:
         try:
-            self.built = build_racecheck(emulation_job(self.spec, self.overload, self.target, self.source), self.normal)
+            self.built = build_racecheck(emulation_job(self.spec, self.overload, self.target, self.source),
+                                         self.normal_build)
         except Exception as exc:  # a broken toolchain must reach the verdict, not vanish in a thread
             self.verdict = Verdict(False, "racecheck", f"the race-check build could not run: {type(exc).__name__}: {exc}")
             return
@@ -146,37 +144,29 @@ class RaceCheck(threading.Thread):
         if self.cancel.is_set():
             return
         v = verify_library(self.built.library, self.symbol, self.spec.path, self.overload.name, seed=self.seed,
-                           max_examples=self.examples, limits=self.settings.limits, cancel=self.cancel)
+                           max_examples=self.examples, limits=self.limits, cancel=self.cancel)
         if not v.ok and (m := RACE_RECORD.search(v.message)):
-            from opgen.targets.gpu.dialect import dialect
-
             d = dialect(self.target)
             v = dataclasses.replace(v, kind="race", message=explain_race(m, self.built.library, d.kernel_file,
                                                                          d.barrier))
         self.verdict = v
 
-    def failure(self) -> str | None:
-        """The feedback when the race check rejected the kernel (None: it passed, or did not run)."""
-        self.join()
-        v = self.verdict
-        if v is None or v.ok or v.kind == "cancelled":
-            return None
+    def feedback(self, v: Verdict) -> str:
         if v.kind == "race":
             return ("The race check (the kernel run on the CPU execution layer with every shared-memory access "
                     f"checked, {self.examples} examples of a fixed seed) found a data race:\n" + v.as_feedback())
         return ("The race-check build of the kernel (instrumented, -Og) failed where the normal build passed:\n"
                 + v.as_feedback())
 
+    def evidence(self) -> dict[str, Any]:
+        return {"racecheck": self.record()}
+
     def record(self) -> dict[str, Any]:
-        v = self.verdict
-        if v is None:
-            return {"ran": False, "note": self.note or "not run"}
-        return {"ran": True, "passed": v.ok, "examples": v.examples, "seed": v.seed, "seconds": round(v.seconds, 3),
-                "flags": RACECHECK_FLAGS, "libtsan": False,
-                "what": "two threads of a block, one shared-memory byte, one barrier interval, at least one write",
-                "build_seconds": round(self.built.seconds, 3) if self.built else None,
-                "cached": self.built.cached if self.built else None,
-                "cache_key": self.built.key if self.built else None}
+        return self.sampled_record(
+            flags=RACECHECK_FLAGS, libtsan=False,
+            what="two threads of a block, one shared-memory byte, one barrier interval, at least one write",
+            build_seconds=round(self.built.seconds, 3) if self.built else None,
+            cached=self.built.cached if self.built else None, cache_key=self.built.key if self.built else None)
 
 
 def _code_lines(library: Path, pcs: list[str], kernel_file: str) -> list[str]:

@@ -37,6 +37,8 @@ from opgen.targets.gpu.device_abi import contract
 from opgen.targets.gpu.dialect import dialect
 from opgen.targets.gpu.host import launch_types, render_cuda_host, render_emulated_host, render_kernel_unit
 from opgen.targets.gpu.launch import parse_launch, render_geometry
+from opgen.build.cpp import toolchain
+from opgen.build.cpp import LINK_FLAGS, toolchain, trim_diagnostics
 
 GPU_RUNTIME = Path(__file__).parent / "runtime"
 EMULATION_HEADERS = ("opgen_emu.hpp", "opgen_emu_cuda.hpp", "opgen_emu_metal.hpp", "opgen_emu_metal_types.hpp",
@@ -100,7 +102,6 @@ def build_racecheck(job: BuildJob, built: Any = None) -> RaceBuild:
     otherwise it is compiled here. The kernel object comes first on the link line, so the
     instrumented copy of every inline function the two units share is the one kept. Cached under
     ``.opgen-cache/build-racecheck`` by the job's key and these flags."""
-    from opgen.build.cpp import LINK_FLAGS, toolchain, trim_diagnostics
 
     started = time.monotonic()
     key = hashlib.sha256(json.dumps([job.key, RACECHECK_FLAGS]).encode()).hexdigest()[:32]
@@ -201,7 +202,6 @@ def build_cuda(jobs: list[CudaBuildJob]) -> list[CudaBuildResult]:
     tool = nvcc()
     if tool is None:
         return [CudaBuildResult(j, False, False, None, "", False, 0.0) for j in jobs]
-    from opgen.build.cpp import toolchain
 
     started = time.monotonic()
     root = cache_root() / "build-cuda"

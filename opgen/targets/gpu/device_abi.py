@@ -83,7 +83,21 @@ class Contract:
         return f"void {self.name}({', '.join(p.host_type for p in self.params)});"
 
 
+# Derived once per overload and dialect: a synthesis asks for the contract at every stage
+# (prompt, answer check, policy, build, host code, evidence, registry signature).
+_CONTRACTS: dict[tuple[str, str, str, str], Contract] = {}
+
+
 def contract(spec: Spec, overload: Overload, dialect: Dialect) -> Contract:
+    """The device kernel's contract (memoised by the overload's content hash)."""
+    key = (spec.op, overload.name, spec.overload_hash(overload), dialect.target)
+    found = _CONTRACTS.get(key)
+    if found is None:
+        found = _CONTRACTS[key] = _derive_contract(spec, overload, dialect)
+    return found
+
+
+def _derive_contract(spec: Spec, overload: Overload, dialect: Dialect) -> Contract:
     sig = overload.sig
     rule = overload.rule
     where = f"{spec.op} [{overload.name}]"

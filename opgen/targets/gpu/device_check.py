@@ -46,6 +46,8 @@ from opgen.project import Project
 from opgen.registry import Entry, Registry
 from opgen.spec.model import Spec, load_all
 from opgen.targets.gpu.build import CudaBuildResult, build_cuda, cuda_job
+from opgen.verify import runner
+from opgen.spec.model import BenchCase
 
 NO_DEVICE_HINT = ("run it on a machine with an NVIDIA GPU (a CUDA build of torch helps: it provides the baselines "
                   "and device tensors); until then the CUDA variants stay emulated")
@@ -59,6 +61,7 @@ def detect_device() -> dict[str, Any]:
     """The CUDA device this run uses, or NoDevice saying why there is none."""
     info: dict[str, Any] = {}
     try:
+        # torch (seconds to import) only in the device checks that compare with it
         import torch
 
         info["torch"] = torch.__version__
@@ -132,7 +135,6 @@ def build_all(checks: list[EntryCheck]) -> None:
 
 def verify_on_device(c: EntryCheck, examples: int) -> None:
     """The gate's examples and comparison (runner._hypothesis through runner.run), the kernel in this process."""
-    from opgen.verify import runner
 
     overload = c.spec.overload(c.entry.overload)
     kernel = Kernel(ctypes.CDLL(str(c.build.library)), c_symbol(c.spec.op, overload.name), overload.sig)
@@ -148,6 +150,7 @@ def verify_on_device(c: EntryCheck, examples: int) -> None:
 
 def torch_view(t: Any, keep: list) -> TensorView:
     """An opgen_tensor over a torch tensor's memory (CPU or CUDA), strides in elements."""
+    # torch (seconds to import) only in the device checks that compare with it
     import torch
 
     code, bits = {torch.float32: (2, 32), torch.float64: (2, 64), torch.int64: (0, 64), torch.int32: (0, 32)}[t.dtype]
@@ -188,6 +191,7 @@ def bench_args(spec: Spec, overload_name: str, case: Any, rng: np.random.Generat
 
 def device_round_trip(c: EntryCheck) -> None:
     """The in-place device-memory path on the first bench case (or a small matmul): same result as the host path."""
+    # torch (seconds to import) only in the device checks that compare with it
     import torch
 
     overload = c.spec.overload(c.entry.overload)
@@ -213,6 +217,7 @@ def device_round_trip(c: EntryCheck) -> None:
 
 def cuda_time(fn: Callable[[], None], rounds: int = 20) -> float:
     """Median seconds of fn on the device (CUDA events), after a warm-up."""
+    # torch (seconds to import) only in the device checks that compare with it
     import torch
 
     fn()
@@ -230,6 +235,7 @@ def cuda_time(fn: Callable[[], None], rounds: int = 20) -> float:
 
 def baseline(op: str) -> Callable[..., Any]:
     """What a kernel is timed against on the device: torch's own implementation."""
+    # torch (seconds to import) only in the device checks that compare with it
     import torch
     import torch.nn.functional as F
 
@@ -258,9 +264,9 @@ EXTRA_CASES = {"operator.matmul": [{"name": "square-4096", "args": {"a": {"shape
 
 
 def benchmark(c: EntryCheck) -> None:
+    # torch (seconds to import) only in the device checks that compare with it
     import torch
 
-    from opgen.spec.model import BenchCase
 
     overload = c.spec.overload(c.entry.overload)
     cases = [BenchCase.model_validate(x) for x in EXTRA_CASES.get(c.spec.op, [])] + list(overload.bench)

@@ -11,7 +11,6 @@ says exactly that: no sanitizer ran, a checked build did, on its own fixed seed.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from opgen.errors import OpgenError
 from opgen.targets.rust.policy import audit_library
 from opgen.targets.rust.shim import render_rust_shim, trivial_kernel
 from opgen.spec.model import Overload, Spec
+from opgen.targets.base import SideCheck
 from opgen.verify.harness import Limits, Verdict, verify_library
 
 NO_SANITIZER_NOTE = ("stable rustc has no sanitizers; the kernel module is compiled under #![forbid(unsafe_code)], "
@@ -65,17 +65,18 @@ def audit(spec: Spec, overload: Overload, result: BuildResult) -> tuple[list[str
     return [str(v) for v in found], record
 
 
-class CheckedRun(threading.Thread):
+class CheckedRun(SideCheck):
     """Build (cached) and run the checked variant while the development run goes on; the
-    Rust counterpart of admission's sanitizer run, with the same interface."""
+    Rust counterpart of the C++ sanitizer run (stage "checked")."""
 
-    def __init__(self, job: RustBuildJob, symbol: str, spec: Spec, overload: Overload, *, seed: int,
-                 examples: int, limits: Limits):
-        super().__init__(daemon=True)
-        self.job, self.symbol, self.spec, self.overload = job, symbol, spec, overload
+    stage = "checked"
+    sanitizer = True
+
+    def __init__(self, job: RustBuildJob, spec: Spec, overload: Overload, *, seed: int, examples: int,
+                 limits: Limits):
+        super().__init__(enabled=examples > 0, disabled_note="disabled (sanitizer_examples=0)")
+        self.job, self.symbol, self.spec, self.overload = job, c_symbol(spec.op, overload.name), spec, overload
         self.seed, self.examples, self.limits = seed, examples, limits
-        self.cancel = threading.Event()
-        self.verdict: Verdict | None = None
         self.built: BuildResult | None = None
 
     def run(self) -> None:
@@ -91,15 +92,15 @@ class CheckedRun(threading.Thread):
                                       cancel=self.cancel)
 
     def record(self) -> dict[str, Any]:
-        v = self.verdict
-        if v is None:
-            return {"ran": False, "note": "not run"}
-        return {"ran": True, "passed": v.ok, "examples": v.examples, "seed": v.seed, "seconds": round(v.seconds, 3),
-                "flags": CHECKED_FLAGS, "what": "arithmetic overflow and failed debug assertions panic; a panic is "
-                                                "an Internal error, which the runner rejects",
-                "cache_key": self.built.job.key if self.built else None}
+        return self.sampled_record(flags=CHECKED_FLAGS,
+                                   what="arithmetic overflow and failed debug assertions panic; a panic is an "
+                                        "Internal error, which the runner rejects",
+                                   cache_key=self.built.job.key if self.built else None)
 
-    def feedback(self) -> str:
-        assert self.verdict is not None
+    def feedback(self, v: Verdict) -> str:
         return ("The checked build (debug assertions and overflow checks on) failed where the optimised build "
-                "passed; an arithmetic overflow or a failed assertion panics there.\n" + self.verdict.as_feedback())
+                "passed; an arithmetic overflow or a failed assertion panics there.\n" + v.as_feedback())
+
+    def evidence(self) -> dict[str, Any]:
+        # Say truthfully what ran: no sanitizer, a checked build.
+        return {"checked_build": self.record(), "sanitizer": {"ran": False, "note": NO_SANITIZER_NOTE}}

@@ -1,0 +1,5 @@
+"""``python -m opgen.cli``: the ``opgen`` command."""
+
+from opgen.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The CUDA target (``opgen.targets.cuda.target``)."""

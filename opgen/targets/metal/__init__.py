@@ -1,0 +1,1 @@
+"""The Metal target (``opgen.targets.metal.target``)."""
