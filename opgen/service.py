@@ -268,18 +268,31 @@ def synthesize_plan(project: Project, plan: SynthesisPlan, llm: Any, *, max_atte
 
 def show_entries(project: Project, op: str, overload: str | None = None, target: str = "cpp") -> list[dict[str, Any]]:
     """``opgen show``'s data: each overload's entry for ``target`` (its entry.json, status, stale reasons,
-    paths), or ``{"status": "missing"}``."""
+    paths); for a missing one, the declaration its kernel must implement; for one the target cannot
+    express, why."""
     specs = load_all(project.specs)
     if op not in specs:
         raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
     registry = Registry(project.generated)
-    overloads = [specs[op].overload(overload)] if overload else specs[op].overloads
-    target_id = TARGET_IDS.get(target, target)
+    spec = specs[op]
+    overloads = [spec.overload(overload)] if overload else spec.overloads
+    t = target_for(target)
+    target_id = t.target_id
     shown: list[dict[str, Any]] = []
     for o in overloads:
+        if t.name not in spec.targets:
+            shown.append({"op": op, "overload": o.name, "target": target_id, "status": "not listed",
+                          "reason": f"{op} does not list target {t.name} (its targets: {', '.join(spec.targets)}); "
+                                    "add it to the spec's targets to synthesize one"})
+            continue
+        if (why := t.unsupported(spec, o)) is not None:
+            shown.append({"op": op, "overload": o.name, "target": target_id, "status": "n/a", "reason": why})
+            continue
         entry = registry.get(op, o.name, target_id)
-        if entry is None:
-            shown.append({"op": op, "overload": o.name, "target": target_id, "status": "missing"})
+        if entry is None:  # what a kernel for it must implement, exactly as the prompt will ask for it
+            shown.append({"op": op, "overload": o.name, "target": target_id, "status": "missing",
+                          "language": t.language, "declaration": t.declaration(spec, o),
+                          "signature": t.signature(spec, o)})
             continue
         status, reasons = entry.status(specs[op])
         shown.append({**entry.data, "status": status, "stale_reasons": reasons, "path": str(entry.path),

@@ -90,7 +90,13 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
                    f"{original.get('provider')}, model {original.get('model') or 'none recorded'}); "
                    "building and verifying afresh")
         else:
-            recordings.save(spec.op, overload.name, target, request.messages, reply.answer, reply.provenance)
+            kept = recordings.save(spec.op, overload.name, target, request.messages, reply.answer, reply.provenance)
+            shipped = recordings.path_for(spec.op, overload.name, target, request.digest)
+            if kept != shipped:
+                where = shipped.relative_to(project.root) if shipped.is_relative_to(project.root) else shipped
+                report(f"a recording of this request is already there ({where}); it stays what replay uses, "
+                       f"and this answer is kept beside it ({kept.name}); scripts/record_answers.py replaces "
+                       "shipped recordings")
         report(f"attempt {number}: building and verifying")
         gate = run_gate(spec, overload, reply.answer.source, settings, target=target)
         seconds = time.monotonic() - started

@@ -16,6 +16,7 @@ CUDA (.cu) and Metal (.metal) answers go through the same gate on the CPU execut
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,8 @@ def record(answer: Path, answered_by: str, examples: int | None) -> int:
             return first.returncode or 1
         prompt = next(Path(tmp).glob("*.prompt.md"))
         shutil.copy(answer, prompt.with_name(prompt.name.replace(".prompt.md", f".answer.{answer.suffix[1:]}")))
-        return subprocess.run(cmd).returncode
+        # The one way a shipped recording is replaced: a run of synthesize otherwise keeps its own beside it.
+        return subprocess.run(cmd, env={**os.environ, "OPGEN_REPLACE_RECORDINGS": "1"}).returncode
 
 
 def prune() -> int:

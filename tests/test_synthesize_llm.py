@@ -363,6 +363,9 @@ def test_tools_mode_reasks_malformed_json_and_missing_function(project: Path, mo
     assert "json_invalid" in raw[0]["validation_error"]
     assert "operator_add__int" in raw[1]["validation_error"]
     assert "validation_error" not in raw[2]
+    # Each exchange holds exactly the messages that request sent, not the re-asks appended later.
+    assert [len(r["request"]["messages"]) for r in raw] == [len(q["messages"]) for q in server.requests]
+    assert [r["request"]["messages"] for r in raw] == [q["messages"] for q in server.requests]
 
 
 def test_json_mode_reasks_missing_field(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -552,6 +555,33 @@ def test_offline_default_replays_recording(tools_run: Run, project: Path) -> Non
     # A replay makes no new recording.
     assert sorted(p.name for p in (project / "generated" / "recordings").rglob("*.json")) == \
         sorted(p.name for p in (tools_run.root / "generated" / "recordings").rglob("*.json"))
+
+
+def test_a_live_run_never_replaces_a_recording_that_is_there(tools_run: Run, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live answer to a request already recorded is kept beside the recording; replay keeps using
+    the recording (a fresh clone's offline run must not start from whatever a later run got)."""
+    shipped_dir = project / "generated" / "recordings"
+    shutil.copytree(tools_run.root / "generated" / "recordings", shipped_dir)
+    (shipped,) = shipped_dir.rglob("*.json")
+    before = shipped.read_bytes()
+    other = INT_OK.replace("exact int64 addition", "exact int64 addition, written again")
+    with FakeOpenAI([reply_tool_call(answer(other), model=SERVED)]) as server:
+        point_at(monkeypatch, server.base_url)
+        live = synthesize("operator.add", "--overload", "int")
+    assert_admitted(live, project)
+    assert "a recording of this request is already there" in live.output.replace("\n", "")
+    assert shipped.read_bytes() == before
+    beside = sorted(p for p in shipped_dir.rglob("*.json") if p != shipped)
+    assert len(beside) == 1 and beside[0].name.startswith(shipped.stem + ".")
+    assert json.loads(beside[0].read_text())["answer"]["source"] == other
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPGEN_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    replayed = synthesize("operator.add", "--overload", "int", "--force")
+    assert_admitted(replayed, project)
+    assert "replaying a recorded answer" in replayed.output.replace("\n", "")
+    assert (project / ENTRY / "kernel.cpp").read_text() == INT_OK  # the recording's answer, not the later one
 
 
 def test_a_current_entry_is_left_alone_unless_forced(tools_run: Run, project: Path) -> None:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from opgen.cli.output import JsonOpt, RootOpt, emit_json, fail, json_output, out, plain
 from opgen.errors import OpgenError
+from opgen.targets.catalog import target_for
 from opgen.project import Project
 from opgen.service import show_entries, status_rows
 
@@ -62,8 +63,19 @@ def show(
         return
     for e in shown:
         out.rule(escape(f"{op} [{e['overload']}] {e['target']}: {e['status']}"))
+        if e["status"] == "n/a":
+            plain(f"the target cannot express this overload: {e['reason']}")
+            continue
+        if e["status"] == "not listed":
+            plain(e["reason"])
+            continue
         if e["status"] == "missing":
-            out.print(f"no entry; run: opgen synthesize {op} --overload {e['overload']}", markup=False)
+            plain(f"signature  {e['signature']['python']}")
+            plain(f"kernel     the {e['language']} function to write:")
+            for line in e["declaration"].splitlines():
+                plain(f"  {line}")
+            plain(f"C symbol   {e['signature']['c_symbol']} (generated around it)")
+            plain(f"no entry; run: opgen synthesize {op} --overload {e['overload']} --target {target_for(target).name}")
             continue
         ev, pv = e["evidence"], e["provenance"]
         plain(f"signature  {e['signature']['python']}")

@@ -157,7 +157,11 @@ class OpenAIProvider:
         self.client.on("completion:error", self._on_error)
 
     def _on_kwargs(self, *args: Any, **kwargs: Any) -> None:
-        self._exchanges.append({"at": now(), "request": {k: v for k, v in kwargs.items() if k != "response_model"}})
+        # A copy, now (as the transcript will hold it: JSON): instructor appends its re-ask messages
+        # to the same list in place, so a reference kept here would later show messages this
+        # request never sent.
+        sent = {k: v for k, v in kwargs.items() if k != "response_model"}
+        self._exchanges.append({"at": now(), "request": json.loads(json.dumps(sent, default=repr))})
 
     def _on_response(self, response: Any) -> None:
         dump = response.model_dump() if hasattr(response, "model_dump") else repr(response)

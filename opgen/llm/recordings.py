@@ -4,6 +4,11 @@ A recording is made whenever a provider (file exchange or an HTTP endpoint) answ
 request. Replaying one re-uses the answer only; building and verification run afresh.
 Provenance travels with the recording and is never rewritten: a replay says who
 originally answered, and that it is a replay.
+
+A run never replaces a recording that is already there (the shipped ones are what a fresh
+clone replays): its own answer to the same request is kept beside it, under a timestamped
+name replay does not read. ``scripts/record_answers.py`` is the one way to replace a shipped
+recording (it sets ``OPGEN_REPLACE_RECORDINGS=1`` for the runs it makes).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +31,14 @@ def request_hash(messages: list[dict[str, str]], target: str = "cpp") -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
+REPLACE_ENV = "OPGEN_REPLACE_RECORDINGS"
+
+
 class Recordings:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, replace: bool | None = None):
         self.root = Path(root)
+        # None: as $OPGEN_REPLACE_RECORDINGS says (scripts/record_answers.py sets it to 1).
+        self.replace = os.environ.get(REPLACE_ENV) == "1" if replace is None else replace
 
     def path_for(self, op: str, overload: str, target: str, digest: str) -> Path:
         return self.root / op / f"{overload}.{target}.{digest[:16]}.json"
@@ -45,6 +56,9 @@ class Recordings:
         digest = request_hash(messages, target)
         path = self.path_for(op, overload, target, digest)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not self.replace:  # beside it: replay keeps finding the one already there
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%f")
+            path = path.with_name(f"{path.stem}.{stamp}.json")
         data = {
             "request_hash": digest,
             "op": op,
