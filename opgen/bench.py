@@ -25,6 +25,7 @@ import numpy as np
 
 from opgen.build.cpp import toolchain
 from opgen.errors import OpgenError
+from opgen.spec.names import find_spec
 from opgen.verify.ffi import Kernel
 from opgen.service import build_job_for
 from opgen.spec.nativetypes import NativeType
@@ -85,9 +86,7 @@ def benchmark(project: Project, ops: list[str] | None = None, *, targets: Iterab
               rounds: int = ROUNDS, select: bool = False,
               progress: Callable[[str], None] = lambda s: None) -> list[BenchResult]:
     specs = load_all(project.specs)
-    unknown = [op for op in ops or [] if op not in specs]
-    if unknown:
-        raise OpgenError(f"no spec for {', '.join(unknown)}", hint=f"known ops: {', '.join(sorted(specs))}")
+    ops = [find_spec(specs, op).op for op in ops] if ops else ops  # an alias names its op
     wanted_targets = {TARGET_IDS.get(t, t) for t in targets} if targets else None
     registry = Registry(project.generated)
     plan: list[tuple[Spec, Overload, Entry]] = []

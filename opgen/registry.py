@@ -38,6 +38,7 @@ from typing import Any, Iterator
 from filelock import FileLock
 
 from opgen.errors import OpgenError
+from opgen.spec.names import spec_named
 from opgen.spec.model import PLAIN_VARIANT, TARGET_IDS, Spec
 
 TARGET_DIRS = {"cpu-cpp": "cpp", "cpu-rust": "rust", "cuda": "cuda", "metal": "metal"}
@@ -235,9 +236,10 @@ class Registry:
         carries the native return type.
         """
         want = [str(t) for t in arg_types]
-        spec = specs.get(op)
+        spec = spec_named(specs, op)  # numpy.matmul finds operator.matmul
         if spec is None:
             raise LookupError(f"no spec for {op}; add specs/{op.replace('.', '/')}.yaml")
+        op = spec.op
         for overload in spec.overloads:
             if [str(p.type) for p in overload.sig.params] != want:
                 continue

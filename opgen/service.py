@@ -20,6 +20,7 @@ from opgen.errors import OpgenError
 from opgen.project import Project
 from opgen.registry import Entry, Registry
 from opgen.spec.lint import lint_spec, require_clean
+from opgen.spec.names import find_spec, spec_named
 from opgen.spec.model import TARGET_IDS, TARGETS, Overload, Spec, load_all
 from opgen.synthesize import synthesize_overload
 from opgen.targets.catalog import build_any, target_for, target_of_file
@@ -42,8 +43,13 @@ class Row:
                 "entry": str(self.entry.path) if self.entry else None}
 
 
-def status_rows(project: Project, specs: dict[str, Spec] | None = None) -> list[Row]:
+def status_rows(project: Project, specs: dict[str, Spec] | None = None, ops: list[str] | None = None) -> list[Row]:
+    """Every spec overload's registry status per target (only ``ops``' when given: any of their names),
+    and entries whose spec or target is gone."""
     specs = specs if specs is not None else load_all(project.specs)
+    if ops:
+        chosen = {find_spec(specs, name).op for name in ops}
+        return [r for r in status_rows(project, specs) if r.op in chosen]
     registry = Registry(project.generated)
     rows = []
     seen = set()
@@ -146,9 +152,8 @@ def verify_source(project: Project, op: str, overload_name: str | None, source_p
     """Put a hand-written file through the admission gate, for one overload or all of an op's
     (a .rs file as a Rust kernel, anything else as C++)."""
     specs = load_all(project.specs)
-    if op not in specs:
-        raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
-    spec = specs[op]
+    spec = find_spec(specs, op)
+    op = spec.op
     source = source_path.read_text()
     target = target_of_file(source_path).name
     if overload_name:
@@ -177,7 +182,8 @@ def select_rows(project: Project, specs: dict[str, Spec], ops: list[str] | None 
     if not ops and not all_:
         raise OpgenError("nothing to verify", hint="name ops, or pass --all, or --source FILE --op OP")
     wanted = {target_for(t).target_id for t in targets} if targets else None
-    rows = [r for r in status_rows(project, specs) if all_ or r.op in (ops or [])]
+    ops = [spec_named(specs, o).op if spec_named(specs, o) else o for o in ops or []]  # aliases name their op
+    rows = [r for r in status_rows(project, specs) if all_ or r.op in ops]
     if ops and (unknown := set(ops) - {r.op for r in rows}):
         raise OpgenError(f"no spec or entry for {', '.join(sorted(unknown))}")
     return [r for r in rows if wanted is None or r.target in wanted]
@@ -219,11 +225,10 @@ def plan_synthesis(project: Project, op: str, target: str = "cpp", overloads: li
     less those whose entry is already current (``current``) unless ``force``.
     A spec a constant kernel could pass is refused here, before anything is asked."""
     specs = load_all(project.specs)
-    if op not in specs:
-        raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
+    spec = find_spec(specs, op)
+    op = spec.op
     if target not in TARGETS:
         raise OpgenError(f"unknown target {target!r}", hint=f"choose one of {', '.join(TARGETS)}")
-    spec = specs[op]
     if target not in spec.targets:
         raise OpgenError(f"{op} does not list target {target}", hint=f"its targets are {', '.join(spec.targets)}")
     chosen = [spec.overload(n) for n in overloads] if overloads else list(spec.overloads)
@@ -271,10 +276,9 @@ def show_entries(project: Project, op: str, overload: str | None = None, target:
     paths); for a missing one, the declaration its kernel must implement; for one the target cannot
     express, why."""
     specs = load_all(project.specs)
-    if op not in specs:
-        raise OpgenError(f"no spec for {op}", hint=f"known ops: {', '.join(sorted(specs))}")
+    spec = find_spec(specs, op)
+    op = spec.op
     registry = Registry(project.generated)
-    spec = specs[op]
     overloads = [spec.overload(overload)] if overload else spec.overloads
     t = target_for(target)
     target_id = t.target_id
@@ -294,8 +298,9 @@ def show_entries(project: Project, op: str, overload: str | None = None, target:
                           "language": t.language, "declaration": t.declaration(spec, o),
                           "signature": t.signature(spec, o)})
             continue
-        status, reasons = entry.status(specs[op])
+        status, reasons = entry.status(spec)
         shown.append({**entry.data, "status": status, "stale_reasons": reasons, "path": str(entry.path),
+                      "names": [spec.op, *spec.aliases, *(m.name for m in spec.methods)],
                       "transcript_path": str(entry.file("transcript"))})
     return shown
 
@@ -303,9 +308,8 @@ def show_entries(project: Project, op: str, overload: str | None = None, target:
 def lint_ops(project: Project, ops: list[str] | None = None) -> list[Any]:
     """``opgen lint``: every overload of ``ops`` (default: every spec) through the spec linter."""
     specs = load_all(project.specs)
-    if unknown := sorted(set(ops or []) - set(specs)):
-        raise OpgenError(f"no spec for {', '.join(unknown)}", hint=f"known ops: {', '.join(sorted(specs))}")
-    return [r for name in (ops or sorted(specs)) for r in lint_spec(specs[name])]
+    chosen = [find_spec(specs, name) for name in ops] if ops else [specs[name] for name in sorted(specs)]
+    return [r for spec in chosen for r in lint_spec(spec)]
 
 
 def shard_failed(result: dict[str, Any]) -> bool:

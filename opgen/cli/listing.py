@@ -17,6 +17,7 @@ from opgen.service import show_entries, status_rows
 
 
 def list_(
+    ops: Optional[list[str]] = typer.Argument(None, help="Only these ops (any of their names: numpy.matmul lists operator.matmul)."),
     as_json: bool = JsonOpt,
     root: Optional[Path] = RootOpt,
 ) -> None:
@@ -24,7 +25,7 @@ def list_(
     CPU execution layer only), stale, missing, n/a (the target cannot express the overload)."""
     try:
         with json_output(as_json):
-            rows = status_rows(Project.locate(root))
+            rows = status_rows(Project.locate(root), ops=ops)
     except OpgenError as exc:
         fail(exc)
     if as_json:
@@ -62,7 +63,7 @@ def show(
         emit_json(shown)
         return
     for e in shown:
-        out.rule(escape(f"{op} [{e['overload']}] {e['target']}: {e['status']}"))
+        out.rule(escape(f"{e['op']} [{e['overload']}] {e['target']}: {e['status']}"))
         if e["status"] == "n/a":
             plain(f"the target cannot express this overload: {e['reason']}")
             continue
@@ -79,6 +80,8 @@ def show(
             continue
         ev, pv = e["evidence"], e["provenance"]
         plain(f"signature  {e['signature']['python']}")
+        if e.get("names", [e["op"]]) != [e["op"]]:
+            plain(f"names      {', '.join(e['names'])}")
         device = e["signature"].get("cuda") or e["signature"].get("metal")
         if device:  # a GPU kernel: its own declaration; the C++ one is the CPU kernels'
             plain("device     " + " ".join(device.split()).replace("( ", "("))

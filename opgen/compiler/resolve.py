@@ -16,6 +16,7 @@ from typing import Callable
 
 from opgen.registry import Entry, Registry, TARGET_DIRS
 from opgen.spec.model import TARGET_IDS, Overload, Spec
+from opgen.spec.names import spec_named
 from opgen.compiler.errors import MissingOp
 from opgen.compiler.types import Type, widens_to
 
@@ -50,7 +51,9 @@ class OpResolver:
 
     def resolve(self, op: str, args: list[Type], kwargs: dict[str, Type], where: str) -> Resolution:
         shown = _call_types(args, kwargs)
-        spec = self.specs.get(op)
+        spec = spec_named(self.specs, op)  # an alias (numpy.matmul, torch.softmax) resolves to its op
+        if spec is not None:
+            op = spec.op
         if spec is None:
             close = difflib.get_close_matches(op, self.specs, n=1)
             hint = (f"did you mean {close[0]}? " if close else "") + (

@@ -296,8 +296,34 @@ def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     return None
 
 
+DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+"
+
+
+class Method(Strict):
+    """A method or attribute that is this op: ``ndarray.sum`` (``a.sum(axis)``), ``str.lower``,
+    ``ndarray.T`` (an attribute: no call). The receiver binds to ``receiver`` (default: each
+    overload's first parameter), the call's arguments to the other parameters in order."""
+
+    name: str  # <type>.<method>, the type as Python names it: ndarray, Tensor, str, list
+    receiver: str | None = None
+    attribute: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError("a method is named <type>.<method>, e.g. 'ndarray.sum' or 'str.lower'")
+        return v
+
+
 class Spec(Strict):
     op: str
+    # Other dotted names of the same op (numpy.matmul and torch.matmul for operator.matmul): the
+    # registry, the CLI and the compiler find this spec by any of them. Only names that mean
+    # exactly this spec's semantics on every overload (numpy.add on Python ints wraps; it is
+    # not an alias of operator.add).
+    aliases: list[str] = []
+    methods: list[Method] = []
     summary: str = Field(min_length=1)
     semantics: str = ""
     reference: str
@@ -315,9 +341,30 @@ class Spec(Strict):
     @field_validator("op")
     @classmethod
     def _op(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+", v):
+        if not re.fullmatch(DOTTED, v):
             raise ValueError("op is the dotted Python name the compiler sees, e.g. 'operator.matmul'")
         return v
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not re.fullmatch(DOTTED, name):
+                raise ValueError(f"alias {name!r}: an alias is a dotted Python name, e.g. 'numpy.matmul'")
+        if len(set(v)) != len(v):
+            raise ValueError("aliases must be unique")
+        return v
+
+    @model_validator(mode="after")
+    def _method_receivers(self) -> "Spec":
+        for m in self.methods:
+            if m.receiver is None:
+                continue
+            for o in self.overloads:
+                if m.receiver not in [p.name for p in o.sig.params]:
+                    raise ValueError(f"method {m.name}: receiver {m.receiver!r} is not a parameter of overload "
+                                     f"{o.name} ({o.sig})")
+        return self
 
     @field_validator("tolerance")
     @classmethod
@@ -392,7 +439,9 @@ class Spec(Strict):
         # adding a target or a benchmark must not make every admitted entry stale.
         # Defaults are left out so that a new optional spec field does not change the hash
         # of every spec that does not use it.
-        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags"}, exclude_defaults=True)
+        # The names an op goes by (aliases, methods) do not bear on correctness either.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags", "aliases", "methods"},
+                               exclude_defaults=True)
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
@@ -520,6 +569,14 @@ def load_all(root: Path) -> dict[str, Spec]:
             errors.append(f"{path}:1: op {spec.op!r} is also defined in {specs[spec.op].path}; keep one")
             continue
         specs[spec.op] = spec
+    # Every name (op, alias, method) names one spec.
+    owner: dict[str, Spec] = {}
+    for spec in specs.values():
+        for name in [spec.op, *spec.aliases, *(m.name for m in spec.methods)]:
+            if name in owner and owner[name] is not spec:
+                errors.append(f"{spec.path}:1: {name!r} already names {owner[name].op} ({owner[name].path}); "
+                              "a name may belong to one spec only")
+            owner.setdefault(name, spec)
     if errors:
         raise SpecError("\n".join(errors), hint="fix the spec files named above")
     return specs
