@@ -112,7 +112,8 @@ def _magnitude(lo: float, hi: float) -> float:
     return float(min(max(abs(lo), abs(hi)), 1e4)) or 1.0
 
 
-def float_values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+def float_values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain,
+                 specials: bool = True) -> np.ndarray:
     lo, hi = _float_bounds(dom, dt)
     m = _magnitude(lo, hi)
     n = int(np.prod(shape, dtype=np.int64))
@@ -136,7 +137,9 @@ def float_values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt
     if dom.special and n and rng.random() < 0.3:  # now and then a few special values the domain admits
         flat = out.reshape(-1)
         for i in rng.integers(0, n, size=min(4, n)):
-            flat[i] = special_value(str(rng.choice(dom.special)), dt)
+            name = str(rng.choice(dom.special))  # drawn either way: the seed's later draws stay the same
+            if specials:
+                flat[i] = special_value(name, dt)
     return out
 
 
@@ -329,7 +332,9 @@ class _Builder:
                     table = shapes[dom.index_into]
                     args[p.name] = index_values(self.rng, shape, t.dtype, table[0] if table else 0)
                 elif t.dtype.is_float:
-                    args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom)
+                    # Normal data is the benign case, where the tolerance is tightest: no NaN there,
+                    # which would make a whole reduced row NaN on both sides and hide it.
+                    args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom, specials=dist != "normal")
                 else:
                     args[p.name] = int_values(self.rng, shape, t.dtype, dom)
             else:
@@ -376,8 +381,12 @@ class _Builder:
                 if set(shapes) != set(self.tensors):
                     continue
                 if origin == "bench" and self.budget.max_work < CPU_BUDGET.max_work:
-                    # The emulation layer cannot afford users' full shapes: the same proportions, smaller.
-                    shapes = {k: tuple(max(1, s // 4) if s > 64 else s for s in v) for k, v in shapes.items()}
+                    # A smaller budget (the emulation layer, the corpus) cannot afford users' full shapes:
+                    # the batch-like sizes a quarter, the feature sizes (any tensor's last dim) kept, so a
+                    # hidden size of 384 stays 384 (a quarter, 96, is no longer a multiple of 128).
+                    features = {v[-1] for v in shapes.values() if v}
+                    shapes = {k: tuple(max(1, s // 4) if s > 64 and s not in features else s for s in v)
+                              for k, v in shapes.items()}
                 if self.work_of(shapes) > self.budget.max_work:
                     continue  # the derived cases cover its dim sizes within the budget
                 made = self.make(f"{origin} {case.name}", origin, shapes, scalars)
@@ -448,8 +457,12 @@ class _Builder:
                                  shapes_for(sizes), dist=dist)
                 if made is not None:
                     yield made
+        # The multiples-of-128 case is on normal data, on every seed: a wrong path taken only at
+        # aligned sizes must meet the tolerance where it is tightest. A drawn distribution let a
+        # 0.13% error through on 2 seeds in 10 (offset rows widen a layer norm's allowance past it);
+        # hostile data at model sizes is the around-model-sizes case's.
         for label, menu, dist in (("around model sizes", AROUND_MODEL, "offset_rows"),
-                                  ("multiples of 128", (128, 256, 384, 768, 1024), None)):
+                                  ("multiples of 128", (128, 256, 384, 768, 1024), "normal")):
             sizes = {d: int(self.rng.choice(menu)) for d in dims}
             loop = (int(self.rng.choice([2, 3])),) if loop_ok and self.rng.random() < 0.5 else ()
             sizes = self.shrink(_fit(sizes, loop, self.budget.max_work, counted=counted), shapes_for, loop)
