@@ -31,3 +31,10 @@ class ConfigError(OpgenError):
 
 class AwaitingAnswer(OpgenError):
     """The file-exchange provider wrote a prompt and needs an answer before going on."""
+
+
+class Interrupted(BaseException):
+    """The run is stopping (Ctrl-C, SIGTERM): nothing more is sent, gated or admitted.
+
+    A BaseException, like KeyboardInterrupt, so that neither the openai client (which retries any
+    Exception its transport raises as a connection error) nor instructor's re-ask loop swallows it."""

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from opgen import __version__
 from opgen.gate.admission import GateResult, GateSettings, run_gate
-from opgen.errors import AwaitingAnswer, OpgenError
+from opgen.errors import AwaitingAnswer, Interrupted, OpgenError
 from opgen.llm.providers import Provider, Request, now
 from opgen.llm.recordings import Recordings
 from opgen.project import Project
@@ -50,11 +50,19 @@ class Outcome:
     transcript_path: Path | None = None
     error: str | None = None
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+    recordings: list[Path] = field(default_factory=list)  # answers this run recorded (never replaced ones)
 
 
 def synthesize_overload(project: Project, spec: Spec, overload: Overload, provider: Provider, *,
                         target: str = "cpp", max_attempts: int = 3, settings: GateSettings = GateSettings(),
-                        report: Report = lambda s: None, lint: bool = True, variant: str = PLAIN_VARIANT) -> Outcome:
+                        report: Report = lambda s: None, lint: bool = True, variant: str = PLAIN_VARIANT,
+                        gate_runner: Callable[..., GateResult] = run_gate,
+                        stopping: Callable[[], bool] = lambda: False) -> Outcome:
+    """Ask, gate, repair until admitted or ``max_attempts`` are spent.
+
+    ``gate_runner`` runs the admission gate (in this process by default; ``opgen.synthesize_many`` passes
+    one that runs it in a pool of processes). ``stopping()`` is asked before each request and before
+    admission: when it says True the loop raises ``Interrupted`` and admits nothing more."""
     if lint:  # a spec that a constant or all-zero kernel could pass is fixed before anything is asked
         require_clean(spec, [overload])
     target_id = TARGET_IDS[target]
@@ -68,6 +76,8 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
         "started": now(), "exchanges": [],
     }
     for number in range(1, max_attempts + 1):
+        if stopping():
+            raise Interrupted(f"stopped before attempt {number} of {spec.op} [{overload.name}]")
         started = time.monotonic()
         request = Request(spec.op, overload.name, target, list(messages), context)
         report(f"attempt {number}/{max_attempts}: asking {provider.name}")
@@ -91,6 +101,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
                    "building and verifying afresh")
         else:
             kept = recordings.save(spec.op, overload.name, target, request.messages, reply.answer, reply.provenance)
+            outcome.recordings.append(kept)
             shipped = recordings.path_for(spec.op, overload.name, target, request.digest)
             if kept != shipped:
                 where = shipped.relative_to(project.root) if shipped.is_relative_to(project.root) else shipped
@@ -98,7 +109,7 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
                        f"and this answer is kept beside it ({kept.name}); scripts/record_answers.py replaces "
                        "shipped recordings")
         report(f"attempt {number}: building and verifying")
-        gate = run_gate(spec, overload, reply.answer.source, settings, target=target)
+        gate = gate_runner(spec, overload, reply.answer.source, settings, target=target)
         seconds = time.monotonic() - started
         outcome.attempts.append(Attempt(number, gate.stage, gate.feedback, reply.provenance, seconds))
         transcript["exchanges"].append({
@@ -110,6 +121,8 @@ def synthesize_overload(project: Project, spec: Spec, overload: Overload, provid
             "seconds": round(seconds, 3),
         })
         if gate.ok:
+            if stopping():  # a verdict reached while the run stops is not admitted: the run said it would stop
+                raise Interrupted(f"stopped before admitting {spec.op} [{overload.name}]")
             report(f"attempt {number}: admitted ({gate.feedback})")
             transcript["finished"] = now()
             outcome.entry = _admit(registry, spec, overload, target, reply.answer.source, gate, transcript,

@@ -9,7 +9,8 @@ Exit codes:
   without ``--op``, a missing file), printed on stderr without a traceback;
 * 2 a usage error: the command line does not parse (an unknown command or option, a missing
   argument, a value of the wrong type or out of range); click prints the usage and the error on stderr;
-* 3 the file exchange (``--provider file``) wrote a prompt and is waiting for its answer.
+* 3 the file exchange (``--provider file``) wrote a prompt and is waiting for its answer;
+* 130 or 143: ``synthesize`` was stopped by Ctrl-C (SIGINT) or SIGTERM; what it admitted before is whole.
 
 Output: results on stdout, messages and progress on stderr. On a terminal, long commands show a
 live progress bar; elsewhere (CI logs, pipes) one line per finished item. With ``--json`` stdout
@@ -34,7 +35,8 @@ __all__ = ["app", "main", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_AWAITING
 
 EPILOG = (f"Exit codes: {EXIT_OK} success; {EXIT_FAILED} failure (nothing admitted, a rejection, a stale or failing "
           f"entry, an error found after parsing); {EXIT_USAGE} usage error (unknown option, missing argument, bad "
-          f"value); {EXIT_AWAITING} the file exchange is waiting for an answer. With --json, stdout holds only JSON.")
+          f"value); {EXIT_AWAITING} the file exchange is waiting for an answer; 130/143 synthesize stopped by "
+          f"Ctrl-C/SIGTERM. With --json, stdout holds only JSON.")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=EPILOG,
                   help="LLM-written native operator kernels, admitted only when proven.")

@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from opgen.cli.output import EXIT_FAILED, RootOpt, console, fail, progress
+from opgen.cli.output import EXIT_FAILED, JsonOpt, RootOpt, console, fail, progress
+from opgen.cli.synthesize_many import synthesize_many_command
 from opgen.errors import OpgenError
 from opgen.llm.providers import TokenBudget, choose_provider, parse_budget, parse_timeout
 from opgen.llm.recordings import Recordings
@@ -19,10 +20,16 @@ from opgen.spec.model import TARGET_IDS, TARGETS
 
 
 def synthesize(
-    op: str = typer.Argument(..., help="Op name as the compiler sees it, e.g. operator.matmul."),
-    target: str = typer.Option("cpp", "--target", help=f"One of {', '.join(TARGETS)}."),
+    ops: Optional[list[str]] = typer.Argument(None, metavar="[OP]...", help="Op names as the compiler sees them, e.g. operator.matmul (any alias). With --missing or --all: only these (default: every spec)."),
+    target: Optional[list[str]] = typer.Option(None, "--target", help=f"One of {', '.join(TARGETS)}; repeat for several. Default: cpp for one op; with --missing/--all every target each spec lists."),
     overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (default: all)."),
     variant: str = typer.Option("plain", "--variant", help="Which implementation: plain, or one the spec declares under variants:."),
+    missing: bool = typer.Option(False, "--missing", help="Every overload x target without a current entry (verified under this gate for this spec)."),
+    all_: bool = typer.Option(False, "--all", help="Every overload x target, current entries included (they are synthesized again and replaced when admitted)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Items synthesized at once; their requests share one rate limiter (a 429 pauses all of them)."),
+    gate_jobs: Optional[int] = typer.Option(None, "--gate-jobs", min=1, help="Gates run at once, each in its own process (default: the smaller of --jobs and the CPU count)."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: only this deterministic slice of the items (the nightly job's hashing), for a CI matrix."),
+    as_json: bool = JsonOpt,
     model: Optional[str] = typer.Option(None, "--model", help="Model name (default: $OPGEN_MODEL)."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per overload, repairs included."),
     provider: Optional[str] = typer.Option(None, "--provider", help="auto (default), openai, file or replay."),
@@ -36,7 +43,30 @@ def synthesize(
     force: bool = typer.Option(False, "--force", help="Synthesize and admit again even where the registry's entry is current."),
     root: Optional[Path] = RootOpt,
 ) -> None:
-    """Ask an LLM for a kernel, build it, verify it, and admit it to the registry."""
+    """Ask an LLM for a kernel, build it, verify it, and admit it to the registry.
+
+    One op: its overloads in turn. --missing, --all, several ops or targets, --jobs, --shard or
+    --json: many items at once (opgen.synthesize_many), a summary table at the end. Ctrl-C or
+    SIGTERM stops the run (exit 130 or 143); every entry admitted before it is whole."""
+    targets = list(target or [])
+    for t in targets:
+        if t not in TARGETS:
+            fail(OpgenError(f"unknown target {t!r}", hint=f"choose one of {', '.join(TARGETS)}"))
+    if missing and all_:
+        fail(OpgenError("--missing and --all contradict each other",
+                        hint="--missing: what has no current entry; --all: everything, current entries too"))
+    many = missing or all_ or jobs > 1 or shard is not None or as_json or len(ops or []) > 1 or len(targets) > 1
+    if not many and not ops:
+        fail(OpgenError("no op named", hint="name an op (opgen synthesize operator.matmul), or pass --missing "
+                                            "(everything without a current entry) or --all"))
+    if many:
+        raise typer.Exit(synthesize_many_command(
+            ops=ops or None, targets=targets or None, overloads=overload, variant=variant, everything=all_ or force,
+            jobs=jobs, gate_jobs=gate_jobs, shard=shard, as_json=as_json, model=model, max_attempts=max_attempts,
+            provider=provider, mode=mode, exchange_dir=exchange_dir, answered_by=answered_by, max_tokens=max_tokens,
+            timeout=timeout, token_budget=token_budget, examples=examples, root=root))
+    op = ops[0]
+    target = targets[0] if targets else "cpp"
     try:
         project = Project.locate(root)
         plan = plan_synthesis(project, op, target, overload, variant, force=force)

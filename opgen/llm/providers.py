@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -47,6 +48,8 @@ class TokenBudget:
     limit: int | None = None
     prompt: int = 0
     completion: int = 0
+    # Concurrent workers (``opgen synthesize --jobs``) share one budget.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def used(self) -> int:
@@ -57,8 +60,9 @@ class TokenBudget:
         return None if self.limit is None else self.limit - self.used
 
     def add(self, usage: Any) -> None:
-        self.prompt += getattr(usage, "prompt_tokens", 0) or 0
-        self.completion += getattr(usage, "completion_tokens", 0) or 0
+        with self._lock:
+            self.prompt += getattr(usage, "prompt_tokens", 0) or 0
+            self.completion += getattr(usage, "completion_tokens", 0) or 0
 
     def report(self) -> str:
         of = f" of the {self.limit} budgeted" if self.limit is not None else ""
@@ -125,13 +129,17 @@ class OpenAIProvider:
     """openai client wrapped by instructor. HTTP 429/5xx and timeouts are retried by the
     openai client (``http_retries`` times, exponential backoff, honouring Retry-After);
     validation failures are re-asked by instructor with the error text. Every response's
-    token usage is added to ``budget``; once a limit is spent no further request starts."""
+    token usage is added to ``budget``; once a limit is spent no further request starts.
+
+    A provider serves one worker at a time (it keeps the current call's exchanges); concurrent
+    workers each get their own, sharing ``budget`` and ``limiter`` (``opgen.llm.ratelimit``: one
+    pause for all of them when the endpoint says 429)."""
 
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, mode: str = "tools",
                  http_retries: int = 4, reasks: int = 2, timeout: float = 300.0, max_tokens: int | None = None,
-                 budget: TokenBudget | None = None):
+                 budget: TokenBudget | None = None, limiter: Any = None, stop: threading.Event | None = None):
         # openai and instructor are slow to import; only a live request needs them
         import instructor
         import openai
@@ -147,8 +155,14 @@ class OpenAIProvider:
         self._call_usage = TokenBudget()
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._openai = openai
+        http_client = None
+        if limiter is not None:
+            # only concurrent runs share a limiter; it brings httpx's transport API with it
+            from opgen.llm.ratelimit import LimitedTransport
+
+            http_client = openai.DefaultHttpxClient(transport=LimitedTransport(limiter, stop), timeout=timeout)
         client = openai.OpenAI(base_url=self.base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
-                               max_retries=http_retries, timeout=timeout)
+                               max_retries=http_retries, timeout=timeout, http_client=http_client)
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, MODES[mode]))
         self._exchanges: list[dict[str, Any]] = []
         self.client.on("completion:kwargs", self._on_kwargs)
@@ -405,7 +419,8 @@ def render_conversation(messages: list[dict[str, str]]) -> str:
 def choose_provider(name: str | None, *, model: str | None, recordings: Recordings, exchange_dir: Path,
                     mode: str | None = None, answered_by: str | None = None, http_retries: int = 4,
                     reasks: int = 2, max_tokens: int | None = None, timeout: float | None = None,
-                    budget: TokenBudget | None = None) -> Provider:
+                    budget: TokenBudget | None = None, limiter: Any = None,
+                    stop: threading.Event | None = None) -> Provider:
     """--provider, else an endpoint if one is configured, else replay."""
     name = name or os.environ.get("OPGEN_PROVIDER") or "auto"
     model = model or os.environ.get("OPGEN_MODEL")
@@ -417,7 +432,7 @@ def choose_provider(name: str | None, *, model: str | None, recordings: Recordin
         http_retries = int(os.environ.get("OPGEN_HTTP_RETRIES", http_retries))
         timeout = timeout if timeout is not None else parse_timeout(os.environ.get("OPGEN_HTTP_TIMEOUT"))
         return OpenAIProvider(model or "", mode=mode, http_retries=http_retries, reasks=reasks, max_tokens=max_tokens,
-                              timeout=timeout, budget=budget)
+                              timeout=timeout, budget=budget, limiter=limiter, stop=stop)
     if name == "replay":
         return ReplayProvider(recordings)
     if name == "file":
