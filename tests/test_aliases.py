@@ -4,6 +4,8 @@ compiler; a name two specs claim is an error; names do not bear on correctness (
 
 from __future__ import annotations
 
+import numpy as np
+
 import json
 import shutil
 import textwrap
@@ -100,3 +102,40 @@ def test_names_do_not_bear_on_correctness(tmp_path: Path) -> None:
     named = SPECS["operator.matmul"]
     assert not bare.aliases and named.aliases
     assert all(bare.overload_hash(o) == named.overload_hash(o) for o in named.overloads)
+
+
+def test_the_compiler_calls_a_method_as_the_op_its_spec_declares(tmp_path: Path) -> None:
+    """a.sum(axis=0) is numpy.sum(a, axis=0) (ndarray.sum), t.exp() is numpy.exp(t) (Tensor.exp),
+    chained; compiled, the function gives what Python gives."""
+    # Compiling builds a library: only this test needs the compiler driver and the host.
+    from opgen.compiler import compile_function
+    from opgen.host import load_compiled
+    from opgen.project import Project
+
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent('''\
+        import numpy as np
+        import numpy.typing as npt
+
+        def f(a: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+            return a.sum(axis=0) + np.exp(a).sum(1).sum(0)
+        '''))
+    fn, _ = trace_file(path, "f")
+    typed = propagate(fn, OpResolver(SPECS, Registry(CHECKOUT / "generated")))
+    calls = [e for e in _walk(typed.body[0].value) if isinstance(e, ir.MethodCall)]
+    assert sorted(c.op for c in calls) == ["numpy.sum", "numpy.sum", "numpy.sum"]
+    assert all(c.bound[0] is not None and len(c.bound) == 2 for c in calls)  # receiver bound to a, axis next
+    compile_function(Project(CHECKOUT), path, "f", tmp_path / "out")
+    compiled = load_compiled(tmp_path / "out")
+    a = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("m", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_allclose(compiled(a), module.f(a), rtol=1e-5, atol=1e-5)
+
+
+def _walk(e):
+    yield e
+    for c in e.children:
+        yield from _walk(c)

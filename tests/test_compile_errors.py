@@ -51,8 +51,14 @@ UNSUPPORTED = [
     ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
     ("try", "def f(x: int) -> int:\n    try:\n        return x\n    except ValueError:\n        return x\n", 1,
      "try/except is not supported", "propagate"),
-    ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.sum(axis=0)\n", 1,
-     "the method call x.sum() is not supported", "np.sum(x, axis=0)"),
+    ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.mean(axis=0)\n", 1,
+     "the method x.mean() of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.mean "
+     "or Tensor.mean", "methods: [{name: ndarray.mean}]"),
+    ("attribute", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.T\n", 1,
+     "the attribute x.T of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.T "
+     "or Tensor.T", "module function"),
+    ("str method", "def f(s: str) -> str:\n    return s.lower()\n", 1,
+     "the method s.lower() of a str is not supported by opgen compile: no spec declares str.lower", "str.lower"),
     ("chained", "def f(a: int, b: int, c: int) -> bool:\n    return a < b < c\n", 1, "a chained comparison", "two values"),
     ("and", "def f(a: bool, b: bool) -> bool:\n    return a and b\n", 1, "`and`/`or` is not supported",
      "conditional expression"),

@@ -71,6 +71,23 @@ class Op(Expr):
 
 
 @dataclass(eq=False)
+class MethodCall(Op):
+    """``x.sum(axis=0)``, ``s.lower()``, ``x.T``: a method or attribute of a value. Which op it is
+    depends on the receiver's type (``ndarray.sum`` and ``str.lower`` are names specs declare under
+    ``methods:``), so the tracer leaves ``op`` empty and type propagation fills it in, with the
+    receiver bound to its parameter; from then on it is an ``Op`` like any other."""
+
+    method: str = ""
+    receiver: Expr | None = None
+    attribute: bool = False  # ``x.T``: no call
+
+    @property
+    def children(self) -> list[Expr]:
+        return self.bound or [*([self.receiver] if self.receiver is not None else []), *self.args,
+                              *self.kwargs.values()]
+
+
+@dataclass(eq=False)
 class Builtin(Expr):
     """A Python builtin the compiler implements itself: len(list), float(number)."""
 

@@ -14,7 +14,13 @@ from typing import Any
 from opgen.compiler import ir
 from opgen.compiler.errors import CompileError
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
+from opgen.spec.names import method_named
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, tensor_of, widens_to
+
+# The Python type names a method of a value of each kind is declared under (``methods:`` in specs):
+# a tensor may be a NumPy array or a torch tensor (the compiler does not track which), a scalar or a
+# str is its own name (``str.lower``), as are lists and dicts.
+METHOD_RECEIVERS = {"tensor": ("ndarray", "Tensor"), "list": ("list",), "dict": ("dict",)}
 
 EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 
@@ -159,6 +165,8 @@ class Propagator:
             return self.table_type(e)
         if isinstance(e, ir.ListLit):
             return self.list_literal(e, assigned)
+        if isinstance(e, ir.MethodCall):
+            return self.method_call(e, assigned)
         if isinstance(e, ir.Op):
             return self.op(e, assigned)
         if isinstance(e, ir.Builtin):
@@ -214,6 +222,40 @@ class Propagator:
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
         return r.overload.sig.returns
+
+    def method_call(self, e: ir.MethodCall, assigned: set[str]) -> Type:
+        """Name the op from the receiver's type (the specs' ``methods:``), bind the receiver, and go on
+        as for any op."""
+        if e.op:  # bound on an earlier pass over this loop or branch: the receiver is in e.args now
+            return self.op(e, assigned)
+        receiver = self.expr(e.receiver, assigned)
+        kinds = METHOD_RECEIVERS.get(receiver.kind, (str(receiver),))
+        found = {}
+        for kind in kinds:
+            named = method_named(self.resolver.specs, f"{kind}.{e.method}")
+            if named is not None and named[1].attribute == e.attribute:
+                found[f"{kind}.{e.method}"] = named
+        what = "attribute" if e.attribute else "method"
+        shown = e.source if e.attribute else f"{e.source.split('(')[0]}()"
+        if not found:
+            names = " or ".join(f"{k}.{e.method}" for k in kinds)
+            raise self.error(e, f"the {what} {shown} of a {receiver} is not supported by opgen compile: no spec "
+                                f"declares {names}",
+                             "call the module function instead (e.g. np.sum(x, axis=0) for x.sum(axis=0)), or "
+                             f"declare it in its op's spec (methods: [{{name: {kinds[0]}.{e.method}}}])")
+        ops = {spec.op for spec, _ in found.values()}
+        if len(ops) > 1:  # ndarray.sum and Tensor.sum naming different ops: a tensor's flavor is not tracked
+            raise self.error(e, f"{shown} of a {receiver} is ambiguous: {', '.join(f'{n} is {s.op}' for n, (s, _) in found.items())}",
+                             "call the module function you mean instead")
+        spec, method = next(iter(found.values()))
+        e.op = spec.op
+        if method.receiver is None:  # the receiver is the first parameter: a.sum(axis) is numpy.sum(a, axis)
+            e.args = [e.receiver, *e.args]
+        else:
+            if method.receiver in e.kwargs:
+                raise self.error(e, f"{shown}: {method.receiver} is the receiver; it cannot be passed again")
+            e.kwargs = {method.receiver: e.receiver, **e.kwargs}
+        return self.op(e, assigned)
 
     def builtin(self, e: ir.Builtin, assigned: set[str]) -> Type:
         t = self.expr(e.args[0], assigned)

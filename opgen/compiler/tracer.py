@@ -237,8 +237,9 @@ class Tracer:
             if self.scope.dotted(e):
                 raise self.error(e, f"{ast.unparse(e)} used as a value is not supported by opgen compile",
                                  "call it, or use a literal")
-            raise self.error(e, f"the attribute {ast.unparse(e)} is not supported by opgen compile",
-                             "use a module function instead of an attribute or method of a value")
+            # x.T: an attribute some spec may declare (methods: [{name: ndarray.T, attribute: true}])
+            return ir.MethodCall(line, "", [], {}, ast.unparse(e), method=e.attr, receiver=self.expr(e.value),
+                                 attribute=True)
         raise self.unsupported(e)
 
     def constant(self, node: ast.AST, value: Any) -> ir.Const:
@@ -320,9 +321,9 @@ class Tracer:
                              "use len(), float(), operators, or numpy/torch functions")
         op = self.scope.dotted(func)
         if op is None:
-            if isinstance(func, ast.Attribute):
-                raise self.error(e, f"the method call {ast.unparse(func)}() is not supported by opgen compile",
-                                 "call the module function instead, e.g. np.sum(x, axis=0) rather than x.sum(axis=0)")
+            if isinstance(func, ast.Attribute):  # x.sum(axis=0): which op depends on x's type (propagation)
+                return ir.MethodCall(e.lineno, "", args, kwargs, ast.unparse(e), method=func.attr,
+                                     receiver=self.expr(func.value))
             raise self.error(e, f"calling {ast.unparse(func)} is not supported by opgen compile",
                              "call a function of an imported module (numpy, torch, operator)")
         if op == pipeline_intrinsic.INTRINSIC:
