@@ -20,7 +20,7 @@ from opgen.spec.model import TARGET_IDS, TARGETS
 
 
 def synthesize(
-    ops: Optional[list[str]] = typer.Argument(None, metavar="[OP]...", help="Op names as the compiler sees them, e.g. operator.matmul (any alias). With --missing or --all: only these (default: every spec)."),
+    ops: Optional[list[str]] = typer.Argument(None, metavar="OP", help="Op names as the compiler sees them, e.g. operator.matmul (any alias). With --missing or --all: only these (default: every spec)."),
     target: Optional[list[str]] = typer.Option(None, "--target", help=f"One of {', '.join(TARGETS)}; repeat for several. Default: cpp for one op; with --missing/--all every target each spec lists."),
     overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (default: all)."),
     variant: str = typer.Option("plain", "--variant", help="Which implementation: plain, or one the spec declares under variants:."),
