@@ -222,11 +222,9 @@ def spec_sound(spec: Spec, overloads: list[Overload]) -> None:
     """Raise an OpgenError when ``opgen spec check`` finds the spec itself wrong for these overloads
     (a tolerance a correct kernel cannot meet, a domain the reference misbehaves on): nothing is
     asked of an LLM for a spec that would reject every honest answer."""
-    try:
-        # spec check evaluates references at higher precision: heavy, and only synthesis needs it
-        from opgen.spec.check import require_spec_sound
-    except ImportError:  # TODO(lead): remove once opgen/spec/check.py lands
-        return
+    # spec check evaluates references at higher precision (mpmath, long double): only synthesis needs it
+    from opgen.spec.check import require_spec_sound
+
     require_spec_sound(spec, overloads)
 
 
@@ -253,6 +251,8 @@ def plan_synthesis(project: Project, op: str, target: str = "cpp", overloads: li
         raise OpgenError(f"{op} declares no variant {variant!r}",
                          hint=f"choose one of {', '.join(spec.variant_names())}, or add it under 'variants:' in its spec")
     require_clean(spec, chosen)  # a spec a constant kernel could pass is fixed first; nothing is asked
+    if chosen:  # and one whose tolerance or domain a correct kernel fails (opgen spec check)
+        spec_sound(spec, chosen)
     current: list[tuple[Overload, Entry]] = []
     if not force:
         registry = Registry(project.generated)
@@ -325,7 +325,12 @@ def lint_ops(project: Project, ops: list[str] | None = None) -> list[Any]:
 
 
 def shard_failed(result: dict[str, Any]) -> bool:
-    """Whether a nightly shard result holds a failure (an entry, a corpus outcome, a crashed phase)."""
+    """Whether a nightly shard result holds a failure (an entry, a corpus outcome, a wrong or failing
+    ONNX conformance case, a crashed phase)."""
+    conformance = result.get("conformance") or {}
     return (any(e.get("result") in ("fail", "stale") for e in result["entries"])
             or any(r.get("outcome") != "expected" for r in (result.get("corpus") or {}).get("results", []))
-            or bool((result.get("corpus") or {}).get("error")) or bool((result.get("bench") or {}).get("error")))
+            or bool((result.get("corpus") or {}).get("error")) or bool((result.get("bench") or {}).get("error"))
+            or bool(conformance.get("error"))
+            or any(c.get("status") in ("wrong", "error") for row in conformance.get("results", [])
+                   for c in row.get("results", [])))

@@ -344,3 +344,30 @@ def test_the_workflow_runs_commands_that_exist() -> None:
     for sub in re.findall(r"synthesis_shards\.py (\w+)", runs):
         assert sub in ("pack", "merge", "table")
     assert workflow["jobs"]["shard"]["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
+
+
+# ----------------------------------------------------------------- a spec a correct kernel cannot meet
+
+
+def test_a_too_tight_tolerance_is_refused_before_any_request(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`opgen spec check` runs first: a tolerance tighter than a correctly rounded kernel can meet
+    is reported as the spec's problem, with the input, and nothing is asked of the endpoint."""
+    spec = project / "specs" / "numpy" / "exp.yaml"
+    text = spec.read_text()
+    assert "    rtol: 6.0e-7\n" in text
+    spec.write_text(text.replace("    rtol: 6.0e-7\n", "    rtol: 1.0e-9\n", 1))
+    with FakeOpenAI([honest] * 4) as server:
+        point_at(monkeypatch, server.base_url)
+        one = runner.invoke(app, ["synthesize", "numpy.exp", "--overload", "f32", "--examples", "30"])
+        assert server.requests == []
+        code, summary = synthesize_json("--missing", "numpy.exp", "operator.add", "--target", "cpp", "--jobs", "2")
+        assert not any("numpy_exp" in json.dumps(r) for r in server.requests)
+    assert one.exit_code == 1
+    said = " ".join(one.stderr.split())
+    assert "tolerance.float32.rtol" in said and "numpy.exp" in said
+    assert code == 1  # the refused spec fails the run; the other op's items went on and were admitted
+    results = {(i["op"], i["overload"]): i["result"] for i in summary["items"]}
+    assert results[("numpy.exp", "f32")] == "spec problem"
+    assert "tolerance.float32.rtol" in next(i["message"] for i in summary["items"] if i["op"] == "numpy.exp")
+    assert {r for (op, _), r in results.items() if op == "operator.add"} == {"admitted"}
+    assert entries(project) == sorted(f"cpp/operator.add/{o}" for o in ("float", "int", "str", "tensor_f32"))

@@ -23,11 +23,13 @@ import typer
 
 from opgen.cli.bench import bench
 from opgen.cli.compile import compile_command
+from opgen.cli.conformance import conformance_app
 from opgen.cli.corpus import corpus
 from opgen.cli.listing import list_, show
 from opgen.cli.nightly import nightly_app, report_command
 from opgen.cli.output import EXIT_AWAITING, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from opgen.cli.pipeline import pipeline_export
+from opgen.cli.spec import spec_app
 from opgen.cli.synthesize import synthesize
 from opgen.cli.verify import lint, verify
 
@@ -49,8 +51,10 @@ app.command()(bench)
 app.command("pipeline")(pipeline_export)
 app.command()(show)
 app.add_typer(nightly_app, name="nightly")
+app.add_typer(spec_app, name="spec")
 app.command("report")(report_command)
 app.command("compile")(compile_command)
+app.add_typer(conformance_app, name="conformance")
 
 
 def main() -> None:

@@ -133,6 +133,7 @@ def nightly(
     op: Optional[list[str]] = typer.Option(None, "--op", help="Only these ops (repeatable): a quick local check."),
     corpus: bool = typer.Option(True, "--corpus/--no-corpus", help="Run the adversarial corpus."),
     bench: bool = typer.Option(True, "--bench/--no-bench", help="Run the benchmarks."),
+    conformance: bool = typer.Option(True, "--conformance/--no-conformance", help="Run ONNX's node test cases through the served kernels (opgen conformance onnx)."),
     noise_band: Optional[float] = NoiseOpt,
     out_path: Optional[Path] = typer.Option(None, "--out", help="With --shard: where to write the shard result (default: reports/nightly/shards/)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Build the HTML report after a complete run."),
@@ -157,7 +158,8 @@ def nightly(
             rid = run_id or default_run_id()
             with progress("nightly", transient=False, own_task=False) as tracker:
                 result = run_nightly(project, budget_=chosen, run_id=rid, shard=the_shard or Shard(1, 1),
-                                     targets=target, ops=op, corpus=corpus, bench=bench, progress=_Phases(tracker))
+                                     targets=target, ops=op, corpus=corpus, bench=bench, progress=_Phases(tracker),
+                                     conformance=conformance)
             if the_shard is not None:
                 path = out_path or reports / "nightly" / "shards" / shard_file_name(result)
                 write_json(path, result)

@@ -13,7 +13,10 @@ running anything. The rules:
   previous run alone when there is no history), so one noisy night does not flap;
 - a benchmark whose kernel output disagrees with the reference on the bench inputs is a
   failure (a benchmark of a wrong answer is no benchmark);
-- benchmarks or the corpus failing to run at all is a failure.
+- an ONNX conformance case (``opgen conformance onnx``) that is wrong or an error is a failure;
+  a regression when the previous run did not have that case wrong or an error (an inexpressible
+  case is coverage, not a failure);
+- benchmarks, the corpus or the conformance suite failing to run at all is a failure.
 
 A run is ok when it has no failures and no regressions; ``opgen nightly`` exits 1 otherwise.
 """
@@ -108,6 +111,8 @@ def compare(current: dict[str, Any], previous: dict[str, Any] | None, noise_band
         if new:
             regressions.append(f)
 
+    _conformance(current, previous, failures, regressions, improvements)
+
     bench = current.get("bench", {})
     if bench.get("error"):
         failures.append(_finding("bench", "bench", None, "the benchmarks did not run", bench["error"]))
@@ -140,6 +145,42 @@ def compare(current: dict[str, Any], previous: dict[str, Any] | None, noise_band
             "ok": not failures and not regressions}
 
 
+CONFORMANCE_FAILING = ("wrong", "error")
+
+
+def _failing_cases(row: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    return {r["case"]: r for r in (row or {}).get("results", []) if r.get("status") in CONFORMANCE_FAILING}
+
+
+def _conformance(current: dict[str, Any], previous: dict[str, Any] | None, failures: list, regressions: list,
+                 improvements: list) -> None:
+    """Findings of the ONNX conformance phase: per ONNX op and target, its wrong and error cases."""
+    conf = current.get("conformance") or {}
+    if conf.get("error"):
+        failures.append(_finding("conformance", "conformance", None, "the ONNX conformance suite did not run",
+                                 conf["error"]))
+        regressions.append(failures[-1])
+    before_rows = _by(((previous or {}).get("conformance") or {}).get("results", []), "key")
+    for row in conf.get("results", []):
+        bad, before = _failing_cases(row), _failing_cases(before_rows.get(row["key"]))
+        if not bad:
+            if before:
+                improvements.append(_finding("conformance", row["key"], row.get("opgen_op"),
+                                             f"ONNX conformance {row['key']}: no case wrong or an error any more"))
+            continue
+        fresh = sorted(set(bad) - set(before))
+        new = bool(fresh)
+        counted = ", ".join(f"{row.get(s, 0)} {s}" for s in CONFORMANCE_FAILING if row.get(s))
+        f = _finding("conformance", row["key"], row.get("opgen_op"),
+                     f"ONNX conformance {row['key']} ({row.get('opgen_op')}): {counted} of {row.get('cases')} cases"
+                     + ("" if new else ", as in the previous run"),
+                     "; ".join(f"{name} ({bad[name]['status']}): {_first_line(bad[name].get('message'))[:160]}"
+                               for name in (fresh or sorted(bad))[:3]), new, cases=sorted(bad))
+        failures.append(f)
+        if new:
+            regressions.append(f)
+
+
 def counts(result: dict[str, Any]) -> dict[str, int]:
     """Headline numbers of a run, for the history index and summaries."""
     entries = result.get("entries", [])
@@ -154,6 +195,8 @@ def counts(result: dict[str, Any]) -> dict[str, int]:
         "corpus": len(corpus),
         "corpus_expected": sum(r.get("outcome") == "expected" for r in corpus),
         "benchmarks": len(result.get("bench", {}).get("results", [])),
+        **{f"conformance_{k}": sum(int(row.get(k) or 0) for row in (result.get("conformance") or {}).get("results", []))
+           for k in ("cases", "pass", "wrong", "error", "inexpressible")},
         "failures": len(cmp.get("failures", [])),
         "regressions": len(cmp.get("regressions", [])),
         "improvements": len(cmp.get("improvements", [])),

@@ -93,6 +93,7 @@ def merge(results: list[dict[str, Any]], *, allow_partial: bool = False) -> dict
             entries[e["id"]] = _merge_results(entries[e["id"]], e) if e["id"] in entries else e
     corpus_runs = [r.get("corpus", {}) for r in results]
     bench_runs = [r.get("bench", {}) for r in results]
+    conformance_runs = [r.get("conformance", {}) for r in results]
     first = results[0]
     merged = {
         "schema": SCHEMA, "run_id": run_ids[0],
@@ -107,7 +108,10 @@ def merge(results: list[dict[str, Any]], *, allow_partial: bool = False) -> dict
         "entries": sorted(entries.values(), key=lambda e: e["id"]),
         "corpus": _merge_part(corpus_runs, "name"),
         "bench": _merge_part(bench_runs, "key"),
+        "conformance": _merge_part(conformance_runs, "key"),
     }
+    if onnx := next((p.get("onnx") for p in conformance_runs if p.get("onnx")), None):
+        merged["conformance"]["onnx"] = onnx
     return merged
 
 

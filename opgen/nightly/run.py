@@ -1,4 +1,5 @@
-"""One nightly run (or one shard of it): re-verify, run the corpus, benchmark.
+"""One nightly run (or one shard of it): re-verify, run the corpus and the ONNX conformance suite,
+benchmark.
 
 What it produces is a plain dict (schema ``opgen-nightly/1``), written as JSON; the
 comparison with earlier runs and the history live in ``compare`` and ``history``.
@@ -24,6 +25,9 @@ from opgen.project import Project
 from opgen.spec.model import TARGET_IDS, Spec, load_all
 from opgen.nightly.shards import WHOLE, Shard
 from opgen.gate.corpus import corpus_dir, load_manifest, run_corpus, tally
+from opgen.conformance.cases import unavailable as conformance_unavailable
+from opgen.conformance.mapping import MAPPINGS
+from opgen.conformance.run import run_onnx
 
 SCHEMA = "opgen-nightly/1"
 # The corpus runs once a night, in the job that verifies this target (a CI matrix runs one job
@@ -31,7 +35,7 @@ SCHEMA = "opgen-nightly/1"
 CORPUS_TARGET = TARGET_IDS["cpp"]
 NOISE_BAND = 0.25  # a benchmark ratio may fall this fraction below the previous run's before it is a regression
 
-# Progress callback: (phase, label, done, total). Phases: verify, corpus, bench.
+# Progress callback: (phase, label, done, total). Phases: verify, corpus, conformance, bench.
 # progress(phase, label, done, total, result): an item of a phase finished (done > 0) with its
 # result, or a phase starts (done == 0); bench items are told as they start (total 0).
 Progress = Callable[..., None]
@@ -218,6 +222,46 @@ def run_corpus_slice(project: Project, specs: dict[str, Spec], shard: Shard, pro
             "results": [r.as_dict() for r in report.entries], "seconds": round(report.seconds, 1)}
 
 
+CONFORMANCE_FIELDS = ("key", "onnx_op", "opgen_op", "target", "cases", "pass", "wrong", "error", "inexpressible",
+                      "partial", "reasons", "seconds")
+
+
+def run_conformance_slice(project: Project, specs: dict[str, Spec], shard: Shard, targets: list[str],
+                          ops: list[str] | None, progress: Progress) -> dict[str, Any]:
+    """``opgen conformance onnx`` on the ONNX ops this shard owns (those mapping to ``ops``, if given),
+    through the served kernels of every target of this run whose kernels run natively here."""
+    if why := conformance_unavailable():
+        return {"ran": False, "reason": f"ONNX conformance not run: {why}"}
+    native = [t for t in targets if missing_hardware(t) is None and not target_for(t).emulated]
+    plan = [(t, [m.onnx_op for m in MAPPINGS if (not ops or m.opgen_op in ops)
+                 and shard.owns(f"conformance:{t}/{m.onnx_op}")]) for t in native]
+    plan = [(t, names) for t, names in plan if names]
+    total, done, started = sum(len(names) for _, names in plan), [0], time.monotonic()
+    rows: list[dict[str, Any]] = []
+    onnx = None
+
+    def finished(op) -> None:
+        done[0] += 1
+        progress("conformance", f"{op.onnx_op} ({op.opgen_op}, {op.target})", done[0], total, op.summary())
+
+    progress("conformance", "collecting the ONNX node cases", 0, total)
+    try:
+        for t, names in plan:
+            report = run_onnx(project, names, target=t, specs=specs, progress=finished)
+            onnx = report.onnx
+            for op in report.ops:
+                d = op.as_dict()
+                rows.append({**{k: d[k] for k in CONFORMANCE_FIELDS}, "onnx": report.onnx,
+                             "results": [{k: r[k] for k in ("case", "status", "message", "subject", "why", "partial",
+                                                            "overload", "variant", "error_kind") if k in r}
+                                         for r in d["results"]]})
+    except Exception as exc:  # noqa: BLE001 - a conformance run that breaks must not lose the night's other results
+        detail = exc.render() if isinstance(exc, OpgenError) else f"{type(exc).__name__}: {exc}"
+        return {"ran": False, "error": f"opgen conformance onnx failed: {detail}", "results": rows}
+    return {"ran": True, "onnx": onnx, "targets": [t for t, _ in plan], "results": rows,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
 BENCH_FIELDS = ("op", "overload", "target", "variant", "case", "kernel_s", "reference", "reference_s", "ratio",
                 "agrees", "note", "kernel_gflops", "reference_gflops")
 
@@ -266,11 +310,13 @@ def now_iso() -> str:
 
 def run_nightly(project: Project, *, budget_: Budget, run_id: str, shard: Shard = WHOLE,
                 targets: list[str] | None = None, ops: list[str] | None = None, corpus: bool = True,
-                bench: bool = True, progress: Progress = lambda phase, label, done, total: None) -> dict[str, Any]:
+                bench: bool = True, progress: Progress = lambda phase, label, done, total: None,
+                conformance: bool = True) -> dict[str, Any]:
     """One shard's share of the nightly work (the whole of it for shard 1/1), as a result dict.
 
     ``ops`` narrows the run to some ops (a quick local check; tests); the corpus then keeps
-    only the entries that concern them.
+    only the entries that concern them, and the ONNX conformance suite the ONNX ops that map to
+    them.
     """
     run_id = check_run_id(run_id)
     targets = target_ids(targets)
@@ -303,6 +349,11 @@ def run_nightly(project: Project, *, budget_: Budget, run_id: str, shard: Shard 
             result["corpus"] = run_corpus_slice(project, specs, shard, progress, ops)
         except OpgenError as exc:  # e.g. a manifest that no longer parses: a failure of the night, reported
             result["corpus"] = {"ran": False, "error": exc.render(), "results": []}
+
+    if not conformance:
+        result["conformance"] = {"ran": False, "reason": "skipped"}
+    else:
+        result["conformance"] = run_conformance_slice(project, specs, shard, targets, ops, progress)
 
     if not bench:
         result["bench"] = {"ran": False, "reason": "skipped (--no-bench)"}

@@ -70,6 +70,23 @@ def render_markdown(data: dict[str, Any]) -> str:
                     b["op"], b["overload"], b["target"], b.get("variant") or "plain", b["case"],
                     _secs(b.get("kernel_s")), f"{b.get('reference')} {_secs(b.get('reference_s'))}",
                     f"{b['ratio']:.2f}x" if b.get("ratio") is not None else "", note)) + " |")
+    conf = data.get("conformance") or {}
+    if conf.get("rows"):
+        t = conf["totals"]
+        lines.append("")
+        lines.append(f"### ONNX conformance (ONNX {conf.get('onnx') or '?'} backend node cases): {t['pass']} pass, "
+                     f"{t['wrong']} wrong, {t['error']} error, {t['inexpressible']} inexpressible of {t['cases']}")
+        lines.append("")
+        lines.append("| ONNX op | opgen op | target | cases | pass | wrong | error | inexpressible | most common reason |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for r in conf["rows"][:MAX_ROWS]:
+            top = (r.get("reasons") or [{}])[0]
+            reason = f"{top['count']}x {', '.join(top['subjects'][:2])}: {top['why']}" if top else ""
+            lines.append("| " + " | ".join(_cell(x) for x in (
+                r["onnx_op"], r.get("opgen_op"), r["target"], r.get("cases"), r.get("pass"), r.get("wrong"),
+                r.get("error"), r.get("inexpressible"), reason)) + " |")
+        if len(conf["rows"]) > MAX_ROWS:
+            lines.append(f"| ... and {len(conf['rows']) - MAX_ROWS} more (see the report) |||||||||")
     lines.append("")
     lines.append("### Coverage (op overloads per target)")
     lines.append("")

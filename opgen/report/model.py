@@ -26,6 +26,7 @@ from opgen.nightly.history import History
 from opgen.project import Project
 from opgen.spec.model import TARGET_IDS, load_all
 from opgen.gate.corpus import corpus_dir, load_manifest
+from opgen.conformance.mapping import MAPPINGS
 
 TARGETS = list(TARGET_IDS.values())
 STATUS_ORDER = ["failed", "stale", "missing", "unverified", "emulated", "verified"]
@@ -82,11 +83,12 @@ def collect(project: Project, reports_dir: Path | None = None) -> dict[str, Any]
                      "spec_text": Path(spec.path).read_text() if spec.path else "",
                      "overloads": {o.name: {"name": o.name, "signature": o.signature, "shape": _shape_text(o.shape),
                                             "entries": [], "cells": {}} for o in spec.overloads},
-                     "corpus": [], "bench": [], "orphan": False}
+                     "corpus": [], "bench": [], "conformance": [], "orphan": False}
     for row in rows:
         op = ops.setdefault(row.op, {"op": row.op, "summary": "(no spec: this entry's spec is gone)", "reference": "",
                                      "tags": [], "targets": [], "edge_cases": [], "semantics": "", "spec_path": None,
-                                     "spec_text": "", "overloads": {}, "corpus": [], "bench": [], "orphan": True})
+                                     "spec_text": "", "overloads": {}, "corpus": [], "bench": [], "conformance": [],
+                                     "orphan": True})
         ov = op["overloads"].setdefault(row.overload, {"name": row.overload, "signature": "", "shape": "",
                                                        "entries": [], "cells": {}})
         variant = getattr(row, "variant", None) or (row.entry.data.get("variant") if row.entry else None) or "plain"
@@ -115,6 +117,13 @@ def collect(project: Project, reports_dir: Path | None = None) -> dict[str, Any]
         if b.get("op") in ops:
             ops[b["op"]]["bench"].append({**b, "history": series.get(b["key"], [])})
 
+    conformance = conformance_view(latest)
+    for row in conformance["rows"]:
+        if row.get("opgen_op") in ops:
+            ops[row["opgen_op"]]["conformance"].append(row)
+    for op in ops.values():
+        op["conformance_cell"] = conformance_cell(op["conformance"])
+
     matrix_counts = {t: {s: 0 for s in STATUS_ORDER + ["n/a"]} for t in TARGETS}
     for op in ops.values():
         for ov in op["overloads"].values():
@@ -127,8 +136,44 @@ def collect(project: Project, reports_dir: Path | None = None) -> dict[str, Any]
         "counts": matrix_counts, "totals": totals,
         "latest": latest, "latest_counts": counts(latest) if latest else None,
         "history": index, "corpus_problem": corpus_problem,
-        "corpus_total": len(corpus),
+        "corpus_total": len(corpus), "conformance": conformance,
     }
+
+
+CONFORMANCE_STATUSES = ("pass", "wrong", "error", "inexpressible")
+
+
+def conformance_view(latest: dict[str, Any] | None) -> dict[str, Any]:
+    """The latest nightly run's ONNX conformance rows (one per ONNX op and target) in the mapping
+    table's order, with their totals; ``ran`` False (and why) when there are none."""
+    part = (latest or {}).get("conformance") or {}
+    order = {m.onnx_op: i for i, m in enumerate(MAPPINGS)}
+    rows = sorted(part.get("results", []), key=lambda r: (order.get(r.get("onnx_op"), len(order)),
+                                                          TARGETS.index(r["target"]) if r.get("target") in TARGETS
+                                                          else len(TARGETS)))
+    for row in rows:
+        row["failing"] = [c for c in row.get("results", []) if c.get("status") in ("wrong", "error")]
+    totals = {k: sum(int(r.get(k) or 0) for r in rows) for k in ("cases", *CONFORMANCE_STATUSES, "partial")}
+    if latest is None:
+        why = "no nightly run is recorded yet"
+    else:
+        why = part.get("error") or part.get("reason") or (None if rows else "the latest nightly run has no conformance results")
+    return {"ran": bool(rows), "rows": rows, "totals": totals, "error": part.get("error"), "reason": why,
+            "onnx": part.get("onnx") or next((r.get("onnx") for r in rows if r.get("onnx")), None)}
+
+
+def conformance_cell(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The coverage matrix's conformance cell of one op: its ONNX ops' tallies, per target."""
+    if not rows:
+        return None
+    bad = any(r.get("wrong") or r.get("error") for r in rows)
+    lines = [f"{r['onnx_op']} {r['target']}: {r.get('pass', 0)}/{r.get('cases', 0)} pass"
+             + "".join(f", {r[k]} {k}" for k in ("wrong", "error", "inexpressible") if r.get(k)) for r in rows]
+    first = rows[0]["target"]
+    shown = [r for r in rows if r["target"] == first]
+    text = ", ".join(f"{r['onnx_op']} {r.get('pass', 0)}/{r.get('cases', 0)}" for r in shown)
+    return {"status": "failed" if bad else "verified", "text": text, "target": first, "title": "; ".join(lines),
+            "anchor": f"conformance-{rows[0]['target']}-{rows[0]['onnx_op']}"}
 
 
 def bench_series(index: list[dict[str, Any]]) -> dict[str, list[tuple[str, float]]]:

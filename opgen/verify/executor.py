@@ -341,7 +341,7 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
     os.close(log)
     state = sandbox.enter(directory, parent_netns)  # from here on, nothing outside may be touched
     send(resp_fd, {"status": "sandboxed", "sandbox": state})
-    # The malloc perturbation (harness._child_env) was read when the runner started; the setting
+    # The malloc perturbation (harness.child_env) was read when the runner started; the setting
     # itself is not left for the candidate to find (one more sign of the harness fewer).
     os.environ.pop("GLIBC_TUNABLES", None)
     try:

@@ -111,7 +111,7 @@ class Verdict:
         return "\n".join(lines)
 
 
-def _apply_limits(limits: Limits) -> None:
+def apply_limits(limits: Limits) -> None:
     """Between fork and exec, in the child: network namespace first, then the limits."""
     sandbox.enter_network_namespace()
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
@@ -130,7 +130,7 @@ def malloc_perturb(seed: int) -> int:
     return 1 + (seed * 0x9E3779B1 >> 7) % 255
 
 
-def _child_env(work: Path, limits: Limits, sanitizer_runtime: str | None, threads: int | None = None,
+def child_env(work: Path, limits: Limits, sanitizer_runtime: str | None, threads: int | None = None,
                perturb: int | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "OPGEN_", "ASAN_", "UBSAN_", "LSAN_")) and k not in ("LD_PRELOAD", "GLIBC_TUNABLES")}
@@ -219,10 +219,10 @@ def verify_library(
         with open(work / "output.log", "wb") as output:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "opgen.verify.runner", str(work / "job.json")],
-                cwd=work, env=_child_env(work, limits, sanitizer_runtime, threads, malloc_perturb(seed)),
+                cwd=work, env=child_env(work, limits, sanitizer_runtime, threads, malloc_perturb(seed)),
                 stdin=subprocess.DEVNULL,
                 stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=lambda: _apply_limits(limits),
+                preexec_fn=lambda: apply_limits(limits),
             )
         state = _wait(proc, started + limits.wall_seconds, cancel)
         verdict = _read_verdict(work, proc.pid, proc.returncode, state, limits, library, bool(sanitizer_runtime))

@@ -1,0 +1,542 @@
+"""Which ONNX op is which opgen op, and how one ONNX node becomes one call of an opgen kernel.
+
+``MAPPINGS`` is the table (docs/conformance.md prints it): each row names the ONNX op, the opgen
+op and the translation, a function from one test case's node (attributes, inputs, the opset) to a
+``Plan``: the overload, its arguments by parameter name, and how each ONNX output comes from the
+kernel's result. What a translation may do, and nothing more:
+
+* pass inputs as they are, or as views and reshapes of them (a transpose, a merged or split dim,
+  a dim of 1 added or removed, a broadcast), and concatenate inputs (a KV cache and new keys):
+  data movement only, no arithmetic on the values;
+* turn attributes into the opgen op's scalar arguments, with ONNX's defaults;
+* reshape or transpose the kernel's result into the ONNX output.
+
+Where that cannot express the case exactly, the translation raises ``Inexpressible`` naming
+what is missing (a dtype, an attribute value, an input, an output, the op) and why. Every ONNX
+semantic that differs from the opgen op's is checked, on the attributes and, where it depends on
+them, on the data (ONNX Gather wraps negative indices, embedding raises; LpNormalization divides
+by the norm, normalize clamps it at eps; ...). Outputs the opgen op does not compute (LayerNorm's
+Mean and InvStdDev, MaxPool's Indices, Attention's present_key) are reported as such: the case is
+inexpressible, and its other outputs are still compared (a wrong one makes the case wrong).
+
+One case, RMSNormalization, passes a parameter through arithmetic: Gemma's RMSNorm multiplies by
+``1 + weight``, so ONNX's ``scale`` is passed as ``weight = scale - 1`` (in float32) only where
+``1 + weight`` is within 1/100 of the case's rtol of ``scale`` (``_rms_norm`` says why that
+cannot change a verdict).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, NoReturn
+
+import numpy as np
+
+from opgen.spec.model import Overload, Spec
+
+
+class Inexpressible(Exception):
+    """A case the opgen op cannot express: ``subject`` names what (``dtype int8``, ``attribute
+    ceil_mode=1``, ``output Indices``), ``why`` says what the opgen op does instead."""
+
+    def __init__(self, subject: str, why: str):
+        super().__init__(f"{subject}: {why}")
+        self.subject, self.why = subject, why
+
+
+class MappingError(Exception):
+    """The table does not fit the spec (a parameter it passes is not the overload's): a bug here."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One data set of one ONNX node case, as a translation sees it."""
+
+    op_type: str
+    opset: int
+    attrs: dict[str, Any]
+    inputs: tuple[np.ndarray | None, ...]  # by the node's input position; None where omitted
+    outputs: tuple[str, ...]  # the node's output names; '' where omitted
+    rtol: float
+    atol: float
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    def input(self, i: int) -> np.ndarray | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def wants(self, i: int) -> bool:
+        """Whether the node names output ``i``."""
+        return i < len(self.outputs) and self.outputs[i] != ""
+
+
+@dataclass
+class Plan:
+    """One kernel call: the overload, its arguments, and each ONNX output from the result."""
+
+    overload: Overload
+    args: dict[str, Any]
+    outputs: dict[int, Callable[[np.ndarray], np.ndarray]] = field(default_factory=lambda: {0: _same})
+    notes: list[str] = field(default_factory=list)
+
+
+Translate = Callable[[Node, Spec], Plan]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    onnx_op: str
+    opgen_op: str
+    translate: Translate
+    how: str  # one line for the docs and the report
+
+
+def _same(y: np.ndarray) -> np.ndarray:
+    return y
+
+
+def _reshape(shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda y: y.reshape(shape)
+
+
+# ------------------------------------------------------------------------------ overloads
+
+
+def _fits(value: Any, t: Any) -> bool:
+    if t.kind == "tensor":
+        return isinstance(value, np.ndarray) and value.dtype == t.dtype.np
+    if isinstance(value, np.ndarray):
+        return False
+    if t.name == "int":
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if t.name == "float":
+        return isinstance(value, (float, int)) and not isinstance(value, bool)
+    if t.name == "bool":
+        return isinstance(value, bool)
+    if t.name == "str":
+        return isinstance(value, str)
+    return False
+
+
+def choose(spec: Spec, args: dict[str, Any]) -> Overload:
+    """The overload whose parameters are exactly ``args`` and whose types they have; else
+    Inexpressible naming the dtype (or kind) none of them takes."""
+    same_names = [o for o in spec.overloads if {p.name for p in o.sig.params} == set(args)]
+    for o in same_names:
+        if all(_fits(args[p.name], p.type) for p in o.sig.params):
+            return o
+    if not same_names:
+        raise MappingError(f"{spec.op} has no overload taking exactly ({', '.join(args)}); its overloads take "
+                           + "; ".join(f"{o.name} ({', '.join(p.name for p in o.sig.params)})" for o in spec.overloads))
+    tensors = [name for name, v in args.items() if isinstance(v, np.ndarray)]
+    taking = [o for o in same_names if any(p.type.kind == "tensor" for p in o.sig.params)]
+    if tensors and not taking:
+        kinds = ", ".join(o.name for o in same_names)
+        raise Inexpressible("tensor inputs", f"{spec.op} has only scalar overloads ({kinds})")
+    for name in tensors:
+        allowed = sorted({p.type.dtype.name for o in taking for p in o.sig.params
+                          if p.name == name and p.type.kind == "tensor"})
+        got = args[name].dtype
+        if got.name not in allowed:
+            _raise_dtype(spec, name, got, allowed)
+    raise Inexpressible("argument types", f"no overload of {spec.op} takes "
+                        + ", ".join(f"{k}: {_kind(v)}" for k, v in args.items()))
+
+
+def _raise_dtype(spec: Spec, name: str, got: np.dtype, allowed: list[str]) -> NoReturn:
+    dtype = "string" if got == object else got.name
+    raise Inexpressible(f"dtype {dtype}", f"{spec.op} takes {name} as {' or '.join(allowed) or 'no tensor'}")
+
+
+def _kind(v: Any) -> str:
+    return f"tensor[{v.dtype}]" if isinstance(v, np.ndarray) else type(v).__name__
+
+
+def _prod(dims: Any) -> int:
+    return int(math.prod(int(d) for d in dims))
+
+
+def _axis(axis: int, ndim: int, what: str = "axis") -> int:
+    a = int(axis) + ndim if int(axis) < 0 else int(axis)
+    if not 0 <= a < max(ndim, 1):
+        raise Inexpressible(f"attribute {what}={axis}", f"out of range for a {ndim}-d input (an invalid case)")
+    return a
+
+
+def _required(node: Node, i: int, name: str) -> np.ndarray:
+    x = node.input(i)
+    if x is None:
+        raise Inexpressible(f"no input {name}", "the node omits a required input (an invalid case)")
+    return x
+
+
+# ---------------------------------------------------------------------------- translations
+
+
+def _unary(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "X")
+    args = {"x": x}
+    return Plan(choose(spec, args), args)
+
+
+def _binary(node: Node, spec: Spec) -> Plan:
+    if node.attr("broadcast", 0) or "axis" in node.attrs:
+        raise Inexpressible("attribute broadcast/axis", f"the opset < 7 broadcast along an axis; {spec.op} "
+                            "broadcasts as NumPy does")
+    args = {"a": _required(node, 0, "A"), "b": _required(node, 1, "B")}
+    return Plan(choose(spec, args), args)
+
+
+def _matmul(node: Node, spec: Spec) -> Plan:
+    a, b = _required(node, 0, "A"), _required(node, 1, "B")
+    if a.ndim == 0 or b.ndim == 0:
+        raise Inexpressible("a 0-d operand", "MatMul needs at least 1-d operands (an invalid case)")
+    a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a  # NumPy's rule: a 1-d operand gains a dim of 1 ...
+    b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise Inexpressible(f"shapes {list(a.shape)} and {list(b.shape)}", "do not broadcast (an invalid case)") from None
+    full = [*batch, a2.shape[-2], b2.shape[-1]]
+    if b.ndim == 1:  # ... which the result loses again
+        full.pop(-1)
+    if a.ndim == 1:
+        full.pop(-2 if b.ndim > 1 else -1)
+    args = {"a": a2, "b": b2}
+    return Plan(choose(spec, args), args, {0: _reshape(tuple(full))},
+                ["1-d operands as (1, k) and (k, 1), as NumPy's matmul does"] if min(a.ndim, b.ndim) == 1 else [])
+
+
+def _reduce_sum(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "data")
+    keep = bool(node.attr("keepdims", 1))
+    if node.opset >= 13:
+        given = node.input(1)
+        axes = [] if given is None else [int(a) for a in np.asarray(given).reshape(-1)]
+        noop = bool(node.attr("noop_with_empty_axes", 0))
+    else:
+        axes, noop = [int(a) for a in node.attr("axes", [])], False
+    if not axes and noop:
+        raise Inexpressible("noop_with_empty_axes=1 without axes", "ReduceSum is then the identity, not a sum")
+    r = x.ndim
+    original = list(axes)
+    axes = sorted({_axis(a, r, "axes") for a in axes}) if axes else list(range(r))
+    if axes and axes != list(range(axes[0], axes[-1] + 1)):
+        raise Inexpressible(f"axes {original}", f"are not adjacent: {spec.op} reduces one axis (adjacent axes "
+                            "are merged into one by a reshape)")
+    if r == 0:
+        merged, lo = x.reshape(1), 0
+    else:
+        lo, hi = axes[0], axes[-1] + 1
+        merged = x.reshape(x.shape[:lo] + (_prod(x.shape[lo:hi]),) + x.shape[hi:])
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keep else \
+        tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    args = {"a": merged, "axis": lo}
+    notes = [f"axes {axes} merged into one by a reshape"] if len(axes) > 1 else []
+    return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
+
+
+def _softmax(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "input")
+    if node.opset >= 13:
+        args = {"x": x, "dim": int(node.attr("axis", -1))}
+        return Plan(choose(spec, args), args)
+    # Before opset 13 Softmax coerces its input to 2-d at `axis` (default 1) and normalises each row
+    # of the flattened trailing dims.
+    axis = _axis(node.attr("axis", 1), x.ndim)
+    flat = x.reshape(_prod(x.shape[:axis]), _prod(x.shape[axis:]))
+    args = {"x": flat, "dim": 1}
+    return Plan(choose(spec, args), args, {0: _reshape(x.shape)},
+                [f"opset {node.opset}: coerced to 2-d at axis {axis}, softmax over each row"])
+
+
+def _gelu(node: Node, spec: Spec) -> Plan:
+    args = {"input": _required(node, 0, "X"), "approximate": str(node.attr("approximate", "none"))}
+    return Plan(choose(spec, args), args)
+
+
+def _layer_norm(node: Node, spec: Spec) -> Plan:
+    x, scale, bias = _required(node, 0, "X"), _required(node, 1, "Scale"), node.input(2)
+    if bias is None:
+        raise Inexpressible("no bias input B", f"{spec.op}'s overload takes weight and bias")
+    axis = _axis(node.attr("axis", -1), x.ndim)
+    normalized = x.shape[axis:]
+    d = _prod(normalized)
+    try:
+        weight = np.broadcast_to(scale, normalized).reshape(d)
+        bias_ = np.broadcast_to(bias, normalized).reshape(d)
+    except ValueError:
+        raise Inexpressible(f"Scale {list(scale.shape)} or B {list(bias.shape)}",
+                            f"does not broadcast to the normalized shape {list(normalized)}") from None
+    args = {"input": x.reshape(_prod(x.shape[:axis]), d), "weight": weight, "bias": bias_,
+            "eps": float(node.attr("epsilon", 1e-5))}
+    notes = [f"normalized over dims {axis}.. merged into one of {d} by a reshape"] if len(normalized) > 1 else []
+    return Plan(choose(spec, args), args, {0: _reshape(x.shape)}, notes)
+
+
+def _gemm(node: Node, spec: Spec) -> Plan:
+    a, b, c = _required(node, 0, "A"), _required(node, 1, "B"), node.input(2)
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    if alpha != 1.0:
+        raise Inexpressible(f"attribute alpha={alpha:g}", f"{spec.op} does not scale the product")
+    if c is not None and beta != 1.0:
+        raise Inexpressible(f"attribute beta={beta:g}", f"{spec.op} adds its bias unscaled")
+    if a.ndim != 2 or b.ndim != 2:
+        raise Inexpressible("operands that are not 2-d", "Gemm takes matrices (an invalid case)")
+    a2 = a.T if node.attr("transA", 0) else a  # views: the kernel takes strided operands
+    b2 = b.T if node.attr("transB", 0) else b  # (K, N)
+    m, n = a2.shape[0], b2.shape[1]
+    args: dict[str, Any] = {"input": a2, "weight": b2.T}  # linear's weight is (N, K): B transposed, a view
+    notes = [f"weight = {'B' if node.attr('transB', 0) else 'B.T'} (a view), input = {'A.T' if node.attr('transA', 0) else 'A'}"]
+    if c is not None:
+        if c.size == 1:
+            args["bias"] = np.full(n, c.reshape(()), dtype=c.dtype)
+            notes.append(f"scalar C as a bias row of {n}")
+        elif tuple(c.shape) in ((n,), (1, n)):
+            args["bias"] = c.reshape(n)
+        else:
+            raise Inexpressible(f"C of shape {list(c.shape)}", f"varies along the rows of the ({m}, {n}) result: "
+                                f"{spec.op}'s bias is one row of {n}")
+    return Plan(choose(spec, args), args, {0: _same}, notes)
+
+
+def _pool_output(size: int, kernel: int, stride: int, begin: int, end: int, ceil: bool) -> int:
+    """ONNX's output length for explicit pads (ceil mode: a last window that would start in the end
+    padding is dropped, as PyTorch does)."""
+    span = size + begin + end - kernel
+    out = (-(-span // stride) if ceil else span // stride) + 1
+    if ceil and (out - 1) * stride >= size + begin:
+        out -= 1
+    return out
+
+
+def _pool(kind: str) -> Translate:
+    def translate(node: Node, spec: Spec) -> Plan:
+        x = _required(node, 0, "X")
+        kernel = [int(k) for k in node.attr("kernel_shape", [])]
+        nd = len(kernel)
+        if nd != 2:
+            raise Inexpressible(f"{nd}-d pooling (kernel_shape {kernel})", f"{spec.op} pools over 2 dims")
+        strides = [int(s) for s in node.attr("strides", [1] * nd)]
+        dilations = [int(d) for d in node.attr("dilations", [1] * nd)]
+        if any(d != 1 for d in dilations):
+            raise Inexpressible(f"attribute dilations={dilations}", f"{spec.op} has no dilation")
+        if x.ndim < 3:
+            raise Inexpressible(f"a {x.ndim}-d input", "2-d pooling takes (N, C, H, W) (an invalid case)")
+        size = [int(s) for s in x.shape[-2:]]
+        auto = str(node.attr("auto_pad", "NOTSET") or "NOTSET")
+        ceil = bool(node.attr("ceil_mode", 0))
+        if auto == "NOTSET":
+            pads = [int(p) for p in node.attr("pads", [0] * 2 * nd)]
+            begin, end = pads[:nd], pads[nd:]
+            out = [_pool_output(size[i], kernel[i], strides[i], begin[i], end[i], ceil) for i in range(nd)]
+        elif auto == "VALID":
+            begin = end = [0] * nd
+            out = [-(-(size[i] - kernel[i] + 1) // strides[i]) for i in range(nd)]
+        else:  # SAME_UPPER / SAME_LOWER: ceil(size / stride) outputs, the odd pad at the end / the start
+            out = [-(-size[i] // strides[i]) for i in range(nd)]
+            total = [max(0, (out[i] - 1) * strides[i] + kernel[i] - size[i]) for i in range(nd)]
+            small, big = [t // 2 for t in total], [t - t // 2 for t in total]
+            begin, end = (small, big) if auto == "SAME_UPPER" else (big, small)
+        via = "" if auto == "NOTSET" else f" (auto_pad {auto})"
+        if begin != end:
+            raise Inexpressible(f"pads {begin + end}{via}", f"are not symmetric: {spec.op} pads both ends of a dim alike")
+        pad = begin
+        if any(2 * p > k for p, k in zip(pad, kernel)):
+            raise Inexpressible(f"pads {pad}{via} over half the kernel {kernel}", f"{spec.op} refuses them (ValueError), "
+                                "as PyTorch does")
+        floor = [(size[i] + 2 * pad[i] - kernel[i]) // strides[i] + 1 for i in range(nd)]
+        if out != floor:
+            what = "attribute ceil_mode=1" if ceil and auto == "NOTSET" else f"auto_pad {auto}"
+            raise Inexpressible(what, f"gives {out[0]}x{out[1]} outputs where {spec.op} (floor mode) gives "
+                                f"{floor[0]}x{floor[1]}")
+        if kind == "average" and any(pad) and not node.attr("count_include_pad", 0):
+            raise Inexpressible(f"count_include_pad=0 with pads {pad}{via}", f"{spec.op} counts padded positions "
+                                "in the divisor (count_include_pad=True)")
+        args = {"input": x, "kernel_h": kernel[0], "kernel_w": kernel[1], "stride_h": strides[0],
+                "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
+        notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
+        return Plan(choose(spec, args), args, {0: _same}, notes)
+
+    return translate
+
+
+def _gather(node: Node, spec: Spec) -> Plan:
+    data, indices = _required(node, 0, "data"), _required(node, 1, "indices")
+    if data.ndim == 0:
+        raise Inexpressible("0-d data", "Gather needs at least 1-d data (an invalid case)")
+    axis = _axis(node.attr("axis", 0), data.ndim)
+    if axis != 0:
+        raise Inexpressible(f"attribute axis={axis}", f"{spec.op} gathers rows (axis 0) of a table")
+    table = data.reshape(data.shape[0], _prod(data.shape[1:]))  # (v, the rest as one dim)
+    args = {"input": indices, "weight": table}
+    overload = choose(spec, args)
+    if (indices < 0).any():
+        raise Inexpressible("negative indices", f"ONNX Gather counts them from the end; {spec.op} raises IndexError")
+    notes = [f"data {list(data.shape)} as a ({data.shape[0]}, {table.shape[1]}) table"] if data.ndim != 2 else []
+    return Plan(overload, args, {0: _reshape(tuple(indices.shape) + tuple(data.shape[1:]))}, notes)
+
+
+def _lp_normalization(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "input")
+    p = int(node.attr("p", 2))
+    if p != 2:
+        raise Inexpressible(f"attribute p={p}", f"{spec.op}'s kernel is the L2 norm only")
+    axis = int(node.attr("axis", -1))
+    args = {"input": x, "p": 2.0, "dim": axis, "eps": 0.0}
+    overload = choose(spec, args)
+    # normalize divides by max(norm, eps); ONNX by the norm (0 where it is 0). The smallest eps the
+    # gate verified agrees with ONNX unless a slice's norm is positive and below it.
+    eps = overload.domain["eps"].min if "eps" in overload.domain and overload.domain["eps"].min else 1e-12
+    args["eps"] = float(eps)
+    if x.ndim:
+        norms = np.sqrt(np.sum(np.square(x.astype(np.float64)), axis=_axis(axis, x.ndim)))
+        if ((norms > 0) & (norms < eps)).any():
+            raise Inexpressible(f"a slice whose L2 norm is below eps={eps:g}",
+                                f"ONNX divides by the norm, {spec.op} by max(norm, eps)")
+    return Plan(overload, args, {0: _same}, [f"eps={eps:g} (ONNX has none; no slice's norm is below it)"])
+
+
+def _rms_norm(node: Node, spec: Spec) -> Plan:
+    x, scale = _required(node, 0, "X"), _required(node, 1, "scale")
+    axis = _axis(node.attr("axis", -1), x.ndim)
+    normalized = x.shape[axis:]
+    d = _prod(normalized)
+    try:
+        s = np.broadcast_to(scale, normalized).reshape(d)
+    except ValueError:
+        raise Inexpressible(f"scale {list(scale.shape)}", f"does not broadcast to {list(normalized)}") from None
+    one = s.dtype.type(1) if s.dtype.kind == "f" else 1
+    weight = (s - one).astype(s.dtype) if s.dtype.kind == "f" else s
+    args = {"x": x.reshape(_prod(x.shape[:axis]), d), "weight": weight, "eps": float(node.attr("epsilon", 1e-5))}
+    overload = choose(spec, args)
+    # gemma_rms_norm multiplies by 1 + weight: with weight = fl(scale - 1) that is scale to within
+    # an ulp of |scale| + 1. Within rtol / 100 relative, the result moves by that much at most: far
+    # too little to turn a pass into a failure or back.
+    with np.errstate(all="ignore"):
+        multiplier = one + weight
+        rel = np.abs(multiplier.astype(np.float64) - s) / np.abs(s.astype(np.float64))
+    rel = np.where(s == 0, np.where(multiplier == 0, 0.0, np.inf), rel)
+    worst = float(rel.max()) if rel.size else 0.0
+    if worst > node.rtol / 100:
+        raise Inexpressible("scale", f"{spec.op} multiplies by 1 + weight, and 1 + (scale - 1) in float32 is "
+                            f"{worst:.2g} off scale (over rtol/100)")
+    notes = [f"scale passed as weight = scale - 1 (1 + weight is within {worst:.2g} relative of scale)"]
+    if len(normalized) > 1:
+        notes.append(f"normalized over dims {axis}.. merged into one of {d} by a reshape")
+    return Plan(overload, args, {0: _reshape(x.shape)}, notes)
+
+
+def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
+    """(B, S, H * D) as the (B, H, S, D) view ONNX's 3-d Attention means (``q_num_heads`` ...)."""
+    if not heads or x.shape[-1] % heads:
+        raise Inexpressible(f"3-d {what} without a matching {what.lower()}_num_heads",
+                            "cannot split the hidden dim into heads (an invalid case)")
+    b, s, hd = x.shape
+    return x.reshape(b, s, heads, hd // heads).transpose(0, 2, 1, 3)
+
+
+def _attention(node: Node, spec: Spec) -> Plan:
+    q, k, v = _required(node, 0, "Q"), _required(node, 1, "K"), _required(node, 2, "V")
+    mask, past_k, past_v, nonpad = node.input(3), node.input(4), node.input(5), node.input(6)
+    if node.attr("is_causal", 0):
+        raise Inexpressible("attribute is_causal=1", f"{spec.op} is bidirectional (no causal mask)")
+    if node.attr("softcap", 0.0):
+        raise Inexpressible(f"attribute softcap={node.attr('softcap'):g}", f"{spec.op} does not soft-cap the scores")
+    windows = (int(node.attr("left_window_size", -1)), int(node.attr("right_window_size", -1)))
+    if windows != (-1, -1):
+        raise Inexpressible(f"left_window_size={windows[0]}, right_window_size={windows[1]}",
+                            f"not translated into {spec.op}'s symmetric window (|i - j| < window)")
+    three_d = q.ndim == 3
+    if three_d:
+        q = _heads(q, node.attr("q_num_heads"), "Q")
+        k = _heads(k, node.attr("kv_num_heads"), "KV")
+        v = _heads(v, node.attr("kv_num_heads"), "KV")
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise Inexpressible("Q, K, V ranks", "Attention takes 3-d or 4-d inputs (an invalid case)")
+    if (past_k is None) != (past_v is None):
+        raise Inexpressible("only one of past_key, past_value", "an invalid case")
+    notes = []
+    if past_k is not None:  # the KV cache and the new keys, one sequence
+        k, v = np.concatenate([past_k, k], axis=2), np.concatenate([past_v, v], axis=2)
+        notes.append("past_key/past_value concatenated before K/V")
+    batch, hq, s, d = q.shape
+    t = k.shape[2]
+    scale = float(node.attr("scale")) if "scale" in node.attrs else 1.0 / math.sqrt(d)
+    args: dict[str, Any] = {"q": q, "k": k, "v": v, "key_mask": np.ones((batch, t), dtype=np.int64), "window": 0,
+                            "scale": scale}
+    overload = choose(spec, args)
+    visible = np.ones((batch, t), dtype=bool)
+    if mask is not None:
+        if mask.dtype == bool:
+            allowed = mask
+        elif mask.dtype.kind == "f" and np.all((mask == 0) | (mask == -np.inf)):
+            allowed = mask == 0
+        else:
+            raise Inexpressible("a float attn_mask", f"adds other values than 0 and -inf to the scores: {spec.op} "
+                                "takes a key padding mask")
+        try:
+            full = np.broadcast_to(allowed, (batch, hq, s, t))
+        except ValueError:
+            raise Inexpressible(f"attn_mask of shape {list(mask.shape)}",
+                                f"does not broadcast to (B, Hq, S, T) = {[batch, hq, s, t]}") from None
+        if not (full == full[:, :1, :1, :]).all():
+            raise Inexpressible("attn_mask", f"differs between queries or heads: {spec.op}'s key_mask is one row of "
+                                "keys per batch")
+        visible &= full[:, 0, 0, :]
+        notes.append("attn_mask as a per-key mask")
+    if nonpad is not None:
+        visible &= np.arange(t)[None, :] < np.asarray(nonpad).reshape(-1, 1)
+        notes.append("nonpad_kv_seqlen as a per-key mask")
+    args["key_mask"] = visible.astype(np.int64)
+    if three_d:
+        dv = v.shape[-1]
+        shape = (batch, s, hq * dv)
+        notes.append("3-d inputs split into heads (views), the result merged back")
+        outputs = {0: lambda y: y.transpose(0, 2, 1, 3).reshape(shape)}
+    else:
+        outputs = {0: _same}
+    if "scale" not in node.attrs:
+        notes.append(f"scale = 1/sqrt({d})")
+    return Plan(overload, args, outputs, notes)
+
+
+def _rotary(node: Node, spec: Spec) -> Plan:
+    raise Inexpressible("inputs cos_cache, sin_cache", f"{spec.op} computes cos and sin from theta; it takes no "
+                        "tables of them")
+
+
+# --------------------------------------------------------------------------------- the table
+
+MAPPINGS: tuple[Mapping, ...] = (
+    Mapping("Add", "operator.add", _binary, "A + B, NumPy broadcasting"),
+    Mapping("Mul", "operator.mul", _binary, "A * B, NumPy broadcasting"),
+    Mapping("Pow", "operator.pow", _binary, "A ** B"),
+    Mapping("Equal", "operator.eq", _binary, "A == B"),
+    Mapping("Less", "operator.lt", _binary, "A < B"),
+    Mapping("LessOrEqual", "operator.le", _binary, "A <= B"),
+    Mapping("Greater", "operator.gt", _binary, "A > B"),
+    Mapping("GreaterOrEqual", "operator.ge", _binary, "A >= B"),
+    Mapping("MatMul", "operator.matmul", _matmul, "A @ B; a 1-d operand as (1, k) or (k, 1), as NumPy does"),
+    Mapping("Exp", "numpy.exp", _unary, "exp(X)"),
+    Mapping("ReduceSum", "numpy.sum", _reduce_sum, "sum over one axis, or adjacent axes merged by a reshape; "
+            "keepdims by a reshape"),
+    Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),
+    Mapping("Gelu", "torch.nn.functional.gelu", _gelu, "approximate none or tanh"),
+    Mapping("LayerNormalization", "torch.nn.functional.layer_norm", _layer_norm,
+            "the trailing dims from axis merged into one; Y only (not Mean, InvStdDev); needs B"),
+    Mapping("Gemm", "torch.nn.functional.linear", _gemm, "alpha = 1, beta = 1 (with C), C one row; transposes as views"),
+    Mapping("MaxPool", "torch.nn.functional.max_pool2d", _pool("max"),
+            "2-d, symmetric pads up to half the kernel, no dilation, floor-mode windows; Y only (not Indices)"),
+    Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool("average"),
+            "as MaxPool, and count_include_pad=1 wherever there is padding"),
+    Mapping("Gather", "torch.nn.functional.embedding", _gather, "axis 0, int64 indices, none negative"),
+    Mapping("LpNormalization", "torch.nn.functional.normalize", _lp_normalization,
+            "p = 2, eps at the gate's smallest (no slice's norm below it)"),
+    Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
+    Mapping("Attention", "opgen.nn.scaled_dot_product_attention", _attention,
+            "not causal, no softcap or window; a mask only per key; Y only"),
+    Mapping("RotaryEmbedding", "opgen.nn.rotary_embedding", _rotary, "never: ONNX passes cos/sin tables"),
+)

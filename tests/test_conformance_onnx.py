@@ -1,0 +1,314 @@
+"""`opgen conformance onnx`: the ONNX backend node cases through the served kernels.
+
+The shipped library passes the mapped cases of a few ops with nothing wrong; a kernel re-admitted
+with an off-by-1% exp is reported wrong, case by case, and fails the run; a kernel that crashes
+or hangs is an error of its cases while the run goes on; inexpressible cases name the dtype,
+attribute, input or output they lack; --json prints one JSON document and nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from opgen.cli import app
+from opgen.conformance.check import compare
+from opgen.conformance.mapping import MAPPINGS, Inexpressible, Node
+from opgen.nightly.compare import counts
+from opgen.nightly.history import History, finalize, merge
+from opgen.nightly.run import SCHEMA, budget, run_conformance_slice
+from opgen.nightly.shards import WHOLE
+from opgen.project import Project
+from opgen.registry import Registry
+from opgen.report import build_site
+from opgen.spec.model import load_all
+from tests.conftest import CHECKOUT
+from tests.test_nightly_run import copy_entries
+
+runner = CliRunner()
+
+# The shipped exp kernel's last step, and the same step 1% off (far beyond the cases' rtol 1e-3).
+EXP_LAST_STEP = "return __builtin_convertvector(p * scale, v8f);"
+EXP_OFF_BY_ONE_PERCENT = "return __builtin_convertvector(p * scale * 1.01, v8f);"
+EXP_CRASHES = """#include "opgen_kernel.hpp"
+namespace opgen::kernels {
+void numpy_exp__f32(const opgen::Tensor& x, opgen::Tensor& out) {
+  volatile float* nowhere = nullptr;
+  *nowhere = x.numel();  // a null write: SIGSEGV
+}
+}  // namespace opgen::kernels
+"""
+ADD_HANGS = """#include "opgen_kernel.hpp"
+namespace opgen::kernels {
+void operator_add__tensor_f32(const opgen::Tensor& a, const opgen::Tensor& b, opgen::Tensor& out) {
+  volatile int spin = 1;
+  while (spin) {
+  }
+}
+}  // namespace opgen::kernels
+"""
+
+
+def conformance(*args: str):
+    return runner.invoke(app, ["conformance", "onnx", *args])
+
+
+def by_op(report: dict) -> dict[str, dict]:
+    return {op["onnx_op"]: op for op in report["ops"]}
+
+
+def readmit(project: Path, op: str, overload: str, kernel: str) -> None:
+    """Admit another kernel source into an entry, as the registry admits one (new hashes, same
+    evidence): it is served, not stale; only running it can tell it is wrong."""
+    registry = Registry(project / "generated")
+    entry = registry.get(op, overload, "cpu-cpp")
+    files = {role: (f["path"], (entry.path / f["path"]).read_text()) for role, f in entry.data["files"].items()}
+    files["kernel"] = (files["kernel"][0], kernel)
+    data = {k: v for k, v in entry.data.items() if k not in ("files", "variant")}
+    registry.admit(op, overload, "cpu-cpp", files, data, variant=entry.variant)
+    spec = load_all(project / "specs")[op]
+    served, why = registry.serve(op, overload, "cpu-cpp", spec)
+    assert served is not None and served.file("kernel").read_text() == kernel, why
+
+
+def test_the_shipped_library_passes_its_mapped_cases():
+    r = conformance("Add", "Exp", "torch.softmax", "MaxPool", "LayerNormalization", "--json", "--root", str(CHECKOUT))
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["ok"] and report["totals"]["wrong"] == 0 and report["totals"]["error"] == 0
+    ops = by_op(report)
+    assert list(ops) == ["Add", "Exp", "Softmax", "MaxPool", "LayerNormalization"]  # the table's order
+    assert (ops["Add"]["pass"], ops["Exp"]["pass"], ops["Softmax"]["pass"]) == (2, 2, 7)
+    assert ops["Softmax"]["opgen_op"] == "torch.nn.functional.softmax" and ops["Softmax"]["cases"] == 7
+    add = {c["case"]: c for c in ops["Add"]["results"]}
+    assert add["test_add_bcast"]["status"] == "pass" and add["test_add_bcast"]["overload"] == "tensor_f32"
+    # inexpressible cases say what the opgen op lacks: a dtype, an attribute, an output
+    assert add["test_add_int8"]["status"] == "inexpressible"
+    assert add["test_add_int8"]["subject"] == "dtype int8" and "float32" in add["test_add_int8"]["why"]
+    assert ops["Add"]["reasons"][0]["count"] == 6
+    pool = {c["case"]: c for c in ops["MaxPool"]["results"]}
+    assert pool["test_maxpool_2d_ceil"]["subject"] == "attribute ceil_mode=1"
+    assert pool["test_maxpool_2d_dilations"]["subject"].startswith("attribute dilations=")
+    assert pool["test_maxpool_2d_uint8"]["subject"] == "dtype uint8"
+    assert pool["test_maxpool_2d_precomputed_strides"]["status"] == "pass"
+    # LayerNormalization's Mean and InvStdDev: not computed, so inexpressible, but Y was compared
+    ln = ops["LayerNormalization"]
+    assert ln["inexpressible"] == ln["cases"] == ln["partial"] > 0
+    first = ln["results"][0]
+    assert first["subject"] == "outputs Mean, InvStdDev" and first["partial"] == "pass"
+    assert first["outputs_checked"] == ["Y"] and first["outputs_not_computed"] == ["Mean", "InvStdDev"]
+
+
+def test_json_prints_only_json_and_progress_goes_to_stderr():
+    proc = subprocess.run([sys.executable, "-m", "opgen.cli", "conformance", "onnx", "Exp", "--json",
+                           "--root", str(CHECKOUT)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)  # the whole of stdout is one document
+    assert report["schema"] == "opgen-conformance-onnx/1" and by_op(report)["Exp"]["pass"] == 2
+    assert "conformance onnx [1/1] Exp (numpy.exp): 2 pass" in proc.stderr  # piped: a line per op
+
+
+@pytest.fixture
+def exp_add_project(project: Path) -> Path:
+    copy_entries(project, {"numpy.exp", "operator.add"})
+    return project
+
+
+def test_a_wrong_kernel_is_reported_wrong_and_fails_the_run(exp_add_project: Path):
+    project = exp_add_project
+    shipped = Registry(project / "generated").get("numpy.exp", "f32", "cpu-cpp").file("kernel").read_text()
+    assert shipped.count(EXP_LAST_STEP) >= 1
+    readmit(project, "numpy.exp", "f32", shipped.replace(EXP_LAST_STEP, EXP_OFF_BY_ONE_PERCENT))
+
+    r = conformance("Exp", "Add", "--json", "--root", str(project))
+    assert r.exit_code == 1, r.output
+    report = json.loads(r.stdout)
+    assert not report["ok"] and report["totals"]["wrong"] == 2
+    exp = by_op(report)["Exp"]
+    assert (exp["wrong"], exp["pass"], exp["error"]) == (2, 0, 0)
+    cases = {c["case"]: c for c in exp["results"]}
+    assert set(cases) == {"test_exp", "test_exp_example"}
+    wrong = cases["test_exp_example"]
+    assert wrong["status"] == "wrong" and wrong["overload"] == "f32"
+    m = wrong["mismatch"]
+    assert m["output"] == "y" and m["reason"] == "values" and m["rtol"] == 1e-3
+    assert 0.009 < m["max_rel_error"] < 0.011  # the 1% it is off by
+    assert "differ beyond rtol=0.001" in wrong["message"]
+    assert by_op(report)["Add"]["pass"] == 2  # the other op is unaffected
+
+    table = conformance("Exp", "--root", str(project))
+    assert table.exit_code == 1
+    assert "WRONG" in table.stdout and "test_exp_example [f32]" in table.stdout
+    assert "conformance onnx FAILED" in table.stdout
+
+
+def test_a_kernel_changed_behind_the_registrys_back_is_not_run(exp_add_project: Path):
+    """A kernel file edited without re-admission is stale: the registry does not serve it, so its
+    cases cannot run (inexpressible, with the registry's reason), and the edit is never executed."""
+    kernel = Registry(exp_add_project / "generated").get("numpy.exp", "f32", "cpu-cpp").file("kernel")
+    kernel.write_text(EXP_CRASHES)
+    r = conformance("Exp", "--json", "--root", str(exp_add_project))
+    assert r.exit_code == 0, r.output
+    exp = by_op(json.loads(r.stdout))["Exp"]
+    assert exp["inexpressible"] == 2 and exp["error"] == 0
+    assert "changed since admission" in exp["results"][0]["why"]
+
+
+def test_a_crash_or_a_hang_is_an_error_and_the_run_goes_on(exp_add_project: Path):
+    project = exp_add_project
+    readmit(project, "numpy.exp", "f32", EXP_CRASHES)
+    readmit(project, "operator.add", "tensor_f32", ADD_HANGS)
+    r = conformance("Exp", "Add", "Softmax", "--timeout", "2", "--json", "--root", str(project))
+    assert r.exit_code == 1, r.output
+    ops = by_op(json.loads(r.stdout))
+    exp = ops["Exp"]
+    assert exp["error"] == 2 and exp["wrong"] == 0
+    crash = exp["results"][0]
+    assert crash["status"] == "error" and crash["error_kind"] == "crash"
+    assert "died with SIG" in crash["message"]
+    add = ops["Add"]
+    assert add["error"] == 2 and add["inexpressible"] == 6
+    hung = next(c for c in add["results"] if c["status"] == "error")
+    assert hung["error_kind"] == "timeout" and "2 s timeout" in hung["message"]
+    # Softmax has no entry in this project: its cases say so, they are not errors
+    soft = ops["Softmax"]
+    assert soft["inexpressible"] == soft["cases"] == 7
+    assert soft["results"][0]["subject"] == "no served cpu-cpp kernel for torch.nn.functional.softmax [f32]"
+
+
+def test_the_nightly_run_records_it_a_wrong_case_fails_the_night_and_the_report_shows_it(exp_add_project: Path):
+    project = exp_add_project
+    shipped = Registry(project / "generated").get("numpy.exp", "f32", "cpu-cpp").file("kernel").read_text()
+    readmit(project, "numpy.exp", "f32", shipped.replace(EXP_LAST_STEP, EXP_OFF_BY_ONE_PERCENT))
+    seen = []
+    part = run_conformance_slice(Project(project), load_all(project / "specs"), WHOLE, ["cpu-cpp"],
+                                 ["numpy.exp", "operator.add"], lambda *a: seen.append(a))
+    assert part["ran"] and part["onnx"] and [r["key"] for r in part["results"]] == ["cpu-cpp/Add", "cpu-cpp/Exp"]
+    assert seen[-1][:4] == ("conformance", "Exp (numpy.exp, cpu-cpp)", 2, 2) and "2 wrong" in seen[-1][4]
+    night = {"schema": SCHEMA, "run_id": "conf1", "started": "2026-11-01T00:00:00+00:00", "seconds": 1.0,
+             "budget": budget("smoke").as_dict(), "targets": ["cpu-cpp"], "ops": None,
+             "shards": [{"index": 1, "count": 1, "targets": ["cpu-cpp"]}], "entries": [],
+             "corpus": {"ran": False, "reason": "skipped"}, "bench": {"ran": False, "reason": "skipped"},
+             "conformance": part}
+    final = finalize(History(project / "reports" / "nightly"), merge([night]), 0.25)
+    cmp = final["comparison"]
+    assert not cmp["ok"] and [f["id"] for f in cmp["regressions"]] == ["cpu-cpp/Exp"]
+    assert "2 wrong of 2 cases" in cmp["regressions"][0]["summary"] and "test_exp" in cmp["regressions"][0]["detail"]
+    assert counts(final)["conformance_wrong"] == 2 and counts(final)["conformance_pass"] == 2
+
+    build_site(Project(project))
+    html = (project / "reports" / "index.html").read_text()
+    assert 'id="conformance-cpu-cpp-Exp" class="res-fail"' in html and "test_exp_example" in html
+    assert 'href="#conformance-cpu-cpp-Add"' in html  # the matrix's column links to the op's row
+    page = (project / "reports" / "ops" / "numpy.exp.html").read_text()
+    assert 'id="conformance"' in page and "wrong: <code>test_exp</code>" in page
+    md = (project / "reports" / "summary.md").read_text()
+    assert "### ONNX conformance" in md and "| Exp | numpy.exp | cpu-cpp | 2 | 0 | 2 | 0 | 0 |" in md
+
+
+def test_errors_found_after_parsing_exit_1():
+    assert conformance("Nope", "--root", str(CHECKOUT)).exit_code == 1
+    r = conformance("opgen.text.bpe_encode", "--root", str(CHECKOUT))
+    assert r.exit_code == 1 and "no ONNX op maps to opgen.text.bpe_encode" in r.output
+    r = conformance("Exp", "--target", "vulkan", "--root", str(CHECKOUT))
+    assert r.exit_code == 1 and "unknown target" in r.output
+
+
+# ------------------------------------------------------------------ translations, without running
+
+
+SPECS = load_all(CHECKOUT / "specs")
+TABLE = {m.onnx_op: m for m in MAPPINGS}
+
+
+def translate(op: str, inputs: list, attrs: dict | None = None, outputs=("y",), opset: int = 22):
+    m = TABLE[op]
+    node = Node(op, opset, attrs or {}, tuple(inputs), tuple(outputs), 1e-3, 1e-7)
+    return m.translate(node, SPECS[m.opgen_op])
+
+
+def inexpressible(*args, **kwargs) -> Inexpressible:
+    with pytest.raises(Inexpressible) as info:
+        translate(*args, **kwargs)
+    return info.value
+
+
+def test_every_mapping_names_an_existing_spec_and_is_documented():
+    assert len(TABLE) == len(MAPPINGS)
+    assert all(m.opgen_op in SPECS for m in MAPPINGS)
+    doc = (CHECKOUT / "docs" / "conformance.md").read_text()
+    assert all(f"| {m.onnx_op} | `{m.opgen_op}` |" in doc for m in MAPPINGS)
+
+
+def test_translations_honour_onnx_semantics():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    # Softmax before opset 13 coerces to 2-d at axis; from 13 it is along axis
+    old = translate("Softmax", [x], {"axis": 1}, opset=11)
+    assert old.args["x"].shape == (2, 12) and old.args["dim"] == 1
+    assert old.outputs[0](np.zeros((2, 12), np.float32)).shape == (2, 3, 4)
+    assert translate("Softmax", [x], {"axis": 1}, opset=13).args["dim"] == 1
+    # ReduceSum: adjacent axes merged, keepdims by a reshape; non-adjacent ones are not expressible
+    plan = translate("ReduceSum", [x, np.array([1, 2])], {"keepdims": 1}, opset=13)
+    assert plan.args["a"].shape == (2, 12) and plan.args["axis"] == 1
+    assert plan.outputs[0](np.zeros(2, np.float32)).shape == (2, 1, 1)
+    assert inexpressible("ReduceSum", [x, np.array([0, 2])], opset=13).subject == "axes [0, 2]"
+    # Gemm: transposes are views, alpha is not expressible, a matrix C is not a bias row
+    a, b = np.ones((3, 5), np.float32), np.ones((4, 5), np.float32)
+    plan = translate("Gemm", [a, b, np.zeros((1, 4), np.float32)], {"transB": 1}, opset=13)
+    assert plan.args["weight"].shape == (4, 5) and plan.args["bias"].shape == (4,)
+    assert inexpressible("Gemm", [a, b.T], {"alpha": 0.5}, opset=13).subject == "attribute alpha=0.5"
+    assert inexpressible("Gemm", [a, b.T, np.zeros((3, 4), np.float32)], opset=13).subject == "C of shape [3, 4]"
+    # MatMul: 1-d operands as NumPy does
+    plan = translate("MatMul", [np.ones(3, np.float32), np.ones((2, 3, 4), np.float32)], opset=13)
+    assert plan.args["a"].shape == (1, 3) and plan.outputs[0](np.zeros((2, 1, 4), np.float32)).shape == (2, 4)
+    # Gather wraps negative indices, embedding raises: not expressible; int32 ids are not int64
+    table = np.ones((5, 2), np.float32)
+    assert inexpressible("Gather", [table, np.array([-1, 0])], opset=13).subject == "negative indices"
+    assert inexpressible("Gather", [table, np.array([1, 0], np.int32)], opset=13).subject == "dtype int32"
+    # pooling: count_include_pad=0 with padding, odd SAME padding, ceil mode with other windows
+    img = np.ones((1, 1, 5, 5), np.float32)
+    assert "count_include_pad=0" in inexpressible("AveragePool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4}).subject
+    assert translate("MaxPool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4}).args["pad_h"] == 1
+    assert "auto_pad SAME_UPPER" in inexpressible("MaxPool", [img], {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}).subject
+    # LpNormalization p=1; Attention causal; RotaryEmbedding's tables
+    assert inexpressible("LpNormalization", [x], {"p": 1}).subject == "attribute p=1"
+    q = np.ones((1, 2, 3, 4), np.float32)
+    assert inexpressible("Attention", [q, q, q], {"is_causal": 1}, opset=23).subject == "attribute is_causal=1"
+    assert inexpressible("RotaryEmbedding", [q, table, table], opset=23).subject == "inputs cos_cache, sin_cache"
+    # scalar-only opgen ops: tensors are not expressible at all
+    assert "only scalar overloads" in inexpressible("Equal", [x, x], opset=19).why
+
+
+def test_outputs_compare_as_onnx_runner_does():
+    f = np.float32
+    assert compare(np.array([1.0, np.nan, np.inf], f), np.array([1.0005, np.nan, np.inf], f), 1e-3, 1e-7) is None
+    assert compare(np.array([1.0, 0.0], f), np.array([1.0, np.nan], f), 1e-3, 1e-7)["first_index"] == [1]
+    assert compare(np.array([np.inf], f), np.array([-np.inf], f), 1e-3, 1e-7)["reason"] == "values"
+    assert compare(np.zeros(2, np.float64), np.zeros(2, f), 1e-3, 1e-7)["reason"] == "dtype"
+    assert compare(np.zeros((2, 1), f), np.zeros(2, f), 1e-3, 1e-7)["reason"] == "shape"
+    assert compare(np.array(1.002, f), np.array(1.0, f), 1e-3, 1e-7)["mismatched"] == 1
+
+
+def test_a_shard_with_a_wrong_conformance_case_fails() -> None:
+    """`opgen nightly --shard` exits 1 on its own when a served kernel gives a wrong ONNX value
+    (not only the merge job): the shard result is a failure."""
+    from opgen.service import shard_failed
+
+    clean = {"entries": [], "corpus": {"results": []}, "bench": {},
+             "conformance": {"ran": True, "results": [{"results": [{"case": "test_exp", "status": "pass"}]}]}}
+    assert not shard_failed(clean)
+    for status in ("wrong", "error"):
+        bad = json.loads(json.dumps(clean))
+        bad["conformance"]["results"][0]["results"].append({"case": "test_exp_example", "status": status})
+        assert shard_failed(bad), status
+    inexpressible = json.loads(json.dumps(clean))
+    inexpressible["conformance"]["results"][0]["results"].append({"case": "t", "status": "inexpressible"})
+    assert not shard_failed(inexpressible)
+    broken = json.loads(json.dumps(clean))
+    broken["conformance"] = {"ran": False, "error": "opgen conformance onnx failed: ..."}
+    assert shard_failed(broken)
