@@ -76,9 +76,11 @@ class ManyPlan:
 
 
 def plan_many(project: Project, ops: list[str] | None = None, targets: list[str] | None = None, *,
-              everything: bool = False, variant: str = PLAIN_VARIANT, shard: Shard = WHOLE,
-              lint: bool = True, spec_check: Callable[[Spec, list[Overload]], None] | None = None) -> ManyPlan:
-    """The items of ``ops`` (default: every spec) x ``targets`` (default: each spec's own targets).
+              overloads: list[str] | None = None, everything: bool = False, variant: str = PLAIN_VARIANT,
+              shard: Shard = WHOLE, lint: bool = True,
+              spec_check: Callable[[Spec, list[Overload]], None] | None = None) -> ManyPlan:
+    """The items of ``ops`` (default: every spec) x ``targets`` (default: each spec's own targets),
+    only the overloads named ``overloads`` when given.
 
     Without ``everything`` an item whose entry is current (``service.current_entry``) is left out.
     With ``lint``, and then ``spec_check(spec, overloads)`` (which raises an OpgenError: ``opgen spec
@@ -101,6 +103,8 @@ def plan_many(project: Project, ops: list[str] | None = None, targets: list[str]
         candidates: list[WorkItem] = []
         for t in wanted:
             for o in spec.overloads:
+                if overloads and o.name not in overloads:
+                    continue
                 item = WorkItem(spec, o, t, variant)
                 if not shard.owns(item.key):
                     continue
@@ -114,11 +118,11 @@ def plan_many(project: Project, ops: list[str] | None = None, targets: list[str]
         if not candidates:
             continue
         try:  # a spec a constant kernel could pass, or whose tolerance a correct kernel fails, is fixed first
-            overloads = list({i.overload.name: i.overload for i in candidates}.values())
+            asked = list({i.overload.name: i.overload for i in candidates}.values())
             if lint:
-                require_clean(spec, overloads)
+                require_clean(spec, asked)
             if spec_check is not None:
-                spec_check(spec, overloads)
+                spec_check(spec, asked)
         except OpgenError as exc:
             plan.spec_problems.extend((i, exc.render()) for i in candidates)
             continue

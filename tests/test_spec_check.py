@@ -234,4 +234,3 @@ def test_every_shipped_spec_passes(op: str) -> None:
     """A false "spec problem" would block synthesis of a shipped op (synthesize runs the check first)."""
     report = check_spec(SHIPPED[op])
     assert report.ok, "\n".join(p.render() for p in report.problems)
-    assert report.seconds < 30, f"spec check took {report.seconds:.1f} s"

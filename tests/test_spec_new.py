@@ -13,8 +13,23 @@ from opgen.cli import EXIT_FAILED, EXIT_OK, app
 from opgen.spec.check import check_spec
 from opgen.spec.lint import lint_spec
 from opgen.spec.model import load_all, load_spec
+from tests.conftest import isolate_env, make_project
 
 runner = CliRunner()
+
+# The ops these tests draft: a project where they have no spec yet (the library may ship some of
+# them; drafting is what is tested here, not the shipped spec).
+DRAFTED = ("numpy.tanh", "torch.nn.functional.silu", "numpy.log", "numpy.sinh", "numpy.arctan2")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """conftest's project, less the specs of the ops drafted here."""
+    root = make_project(tmp_path / "project")
+    isolate_env(monkeypatch, root)
+    for op in DRAFTED:
+        (root / "specs" / (op.replace(".", "/") + ".yaml")).unlink(missing_ok=True)
+    return root
 
 
 def drafted(path: Path, name: str, *extra: str) -> str:

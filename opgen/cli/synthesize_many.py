@@ -39,11 +39,8 @@ def synthesize_many_command(*, ops: Optional[list[str]], targets: Optional[list[
         try:
             project = Project.locate(root)
             the_shard = Shard.parse(shard) if shard is not None else WHOLE
-            plan = plan_many(project, ops, targets, everything=everything, variant=variant, shard=the_shard,
-                             spec_check=spec_sound)
-            if overloads:
-                keep = set(overloads)
-                plan.items = [i for i in plan.items if i.overload.name in keep]
+            plan = plan_many(project, ops, targets, overloads=overloads, everything=everything, variant=variant,
+                             shard=the_shard, spec_check=spec_sound)
             gates = gate_jobs or max(1, min(jobs, os.cpu_count() or 1))
             _print_plan(plan, jobs, gates)
             budget = TokenBudget(parse_budget(token_budget if token_budget is not None
