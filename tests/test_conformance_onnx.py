@@ -281,7 +281,10 @@ def test_translations_honour_onnx_semantics():
     assert inexpressible("Attention", [q, q, q], {"is_causal": 1}, opset=23).subject == "attribute is_causal=1"
     assert inexpressible("RotaryEmbedding", [q, table, table], opset=23).subject == "inputs cos_cache, sin_cache"
     # scalar-only opgen ops: tensors are not expressible at all
-    assert "only scalar overloads" in inexpressible("Equal", [x, x], opset=19).why
+    assert "only scalar overloads" in inexpressible("Pow", [x, x], opset=15).why
+    # the comparisons take tensors and give bool tensors; an int8 tensor names its dtype
+    assert translate("Equal", [x, x], opset=19).overload.name == "tensor_f32"
+    assert "int8" in inexpressible("Equal", [x.astype(np.int8), x.astype(np.int8)], opset=19).subject
 
 
 def test_outputs_compare_as_onnx_runner_does():
@@ -312,3 +315,18 @@ def test_a_shard_with_a_wrong_conformance_case_fails() -> None:
     broken = json.loads(json.dumps(clean))
     broken["conformance"] = {"ran": False, "error": "opgen conformance onnx failed: ..."}
     assert shard_failed(broken)
+
+
+def test_elementwise_translations_use_each_specs_own_parameter_names():
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    y = np.ones(4, dtype=np.float32)
+    plan = translate("Max", [x, y])
+    assert set(plan.args) == {"x1", "x2"} and plan.overload.name == "tensor_f32"
+    assert "3 inputs" in inexpressible("Max", [x, y, y]).subject
+    assert set(translate("Relu", [x]).args) == {"input"}
+    assert translate("Sqrt", [x]).args.keys() == {"x"}
+    leaky = translate("LeakyRelu", [x], {"alpha": 0.1})
+    assert leaky.args["negative_slope"] == pytest.approx(0.1)
+    assert translate("LeakyRelu", [x]).args["negative_slope"] == pytest.approx(0.01)
+    assert set(translate("Sub", [x, y]).args) == {"a", "b"}
+    assert "int32" in inexpressible("Div", [x.astype(np.int32), y.astype(np.int32)]).subject

@@ -98,3 +98,28 @@ def test_readme_paths_exist():
     assert not missing, ("paths named in README.md that do not exist (write them from the repository root; "
                          "a command's output goes in NOT_REPOSITORY_PATHS / OUTPUT_PREFIXES here):\n"
                          + "\n".join(missing))
+
+
+def library_section() -> str:
+    text = readme()
+    start = text.index("## The op library")
+    end = text.index("\n## ", start + 1)
+    return text[start:end]
+
+
+def test_the_op_list_matches_the_specs():
+    """The README's table of ops names every spec once, with its aliases, and nothing else."""
+    # The spec model: only this test reads the specs.
+    from opgen.spec.model import load_all
+
+    specs = load_all(ROOT / "specs")
+    rows = [line for line in library_section().splitlines() if line.startswith("| `")]
+    listed = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        listed[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", cells[1]))
+    assert set(listed) == set(specs), (f"README.md's op list differs from specs/: missing {sorted(set(specs) - set(listed))}, "
+                                       f"not a spec {sorted(set(listed) - set(specs))}")
+    for op, spec in specs.items():
+        names = {*spec.aliases, *(m.name for m in spec.methods)}
+        assert listed[op] == names, f"README.md lists {sorted(listed[op])} for {op}; its spec names {sorted(names)}"

@@ -175,9 +175,19 @@ def _required(node: Node, i: int, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------- translations
 
 
+def _tensor_params(spec: Spec, count: int) -> list[str]:
+    """The names of the first ``count`` parameters of the spec's tensor overloads (``x``, ``input``,
+    ``a``/``b``, ``x1``/``x2``: specs name them after their library)."""
+    for o in spec.overloads:
+        params = o.sig.params
+        if len(params) >= count and all(p.type.kind == "tensor" for p in params[:count]):
+            return [p.name for p in params[:count]]
+    raise Inexpressible("tensor inputs", f"{spec.op} has no tensor overload")
+
+
 def _unary(node: Node, spec: Spec) -> Plan:
-    x = _required(node, 0, "X")
-    args = {"x": x}
+    (name,) = _tensor_params(spec, 1)
+    args = {name: _required(node, 0, "X")}
     return Plan(choose(spec, args), args)
 
 
@@ -185,7 +195,25 @@ def _binary(node: Node, spec: Spec) -> Plan:
     if node.attr("broadcast", 0) or "axis" in node.attrs:
         raise Inexpressible("attribute broadcast/axis", f"the opset < 7 broadcast along an axis; {spec.op} "
                             "broadcasts as NumPy does")
-    args = {"a": _required(node, 0, "A"), "b": _required(node, 1, "B")}
+    first, second = _tensor_params(spec, 2) if any(len(o.sig.params) == 2 and o.sig.params[0].type.kind == "tensor"
+                                                   for o in spec.overloads) else ("a", "b")
+    args = {first: _required(node, 0, "A"), second: _required(node, 1, "B")}
+    return Plan(choose(spec, args), args)
+
+
+def _two_of_variadic(node: Node, spec: Spec) -> Plan:
+    """ONNX Max and Min take 1 to N inputs; the opgen op takes two (NumPy's maximum, minimum)."""
+    given = [x for x in node.inputs if x is not None]
+    if len(given) != 2:
+        raise Inexpressible(f"{len(given)} inputs", f"{spec.op} takes exactly two (x1, x2)")
+    first, second = _tensor_params(spec, 2)
+    args = {first: given[0], second: given[1]}
+    return Plan(choose(spec, args), args)
+
+
+def _leaky_relu(node: Node, spec: Spec) -> Plan:
+    (name,) = _tensor_params(spec, 1)
+    args = {name: _required(node, 0, "X"), "negative_slope": float(node.attr("alpha", 0.01))}
     return Plan(choose(spec, args), args)
 
 
@@ -520,7 +548,19 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Greater", "operator.gt", _binary, "A > B"),
     Mapping("GreaterOrEqual", "operator.ge", _binary, "A >= B"),
     Mapping("MatMul", "operator.matmul", _matmul, "A @ B; a 1-d operand as (1, k) or (k, 1), as NumPy does"),
+    Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
+    Mapping("Div", "operator.truediv", _binary, "A / B, NumPy broadcasting (float tensors: integer Div truncates)"),
+    Mapping("Max", "numpy.maximum", _two_of_variadic, "two inputs: numpy.maximum (NaN propagates)"),
+    Mapping("Min", "numpy.minimum", _two_of_variadic, "two inputs: numpy.minimum (NaN propagates)"),
     Mapping("Exp", "numpy.exp", _unary, "exp(X)"),
+    Mapping("Log", "numpy.log", _unary, "log(X)"),
+    Mapping("Sqrt", "numpy.sqrt", _unary, "sqrt(X)"),
+    Mapping("Tanh", "numpy.tanh", _unary, "tanh(X)"),
+    Mapping("Abs", "numpy.abs", _unary, "|X|"),
+    Mapping("Neg", "numpy.negative", _unary, "-X"),
+    Mapping("Relu", "torch.nn.functional.relu", _unary, "max(X, 0)"),
+    Mapping("Sigmoid", "torch.sigmoid", _unary, "1 / (1 + exp(-X))"),
+    Mapping("LeakyRelu", "torch.nn.functional.leaky_relu", _leaky_relu, "alpha as negative_slope (default 0.01)"),
     Mapping("ReduceSum", "numpy.sum", _reduce_sum, "sum over one axis, or adjacent axes merged by a reshape; "
             "keepdims by a reshape"),
     Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),

@@ -1,0 +1,134 @@
+// torch.nn.functional.relu, overload f64: out[i] = input[i] < 0 ? +0.0 : input[i].
+//
+// Exactly PyTorch's clamp_min(x, 0): nan stays nan (the comparison is false), -0.0 stays -0.0,
+// negative numbers and -inf give +0.0, +inf and positive subnormals are kept. The select
+// `x < 0 ? 0 : x` is what x86's max instruction computes with the operands in this order
+// (max(0, x) returns its second operand when unordered or equal), so GCC turns the contiguous
+// loop into vector max instructions without any fast-math licence.
+//
+// out is contiguous with input's shape; input may be strided (any strides, 0 and negative
+// included). Size-1 dims are dropped and neighbours merged where input allows, so a contiguous
+// input is one flat run; strided runs are gathered into a small buffer. Large tensors are
+// split across OpenMP threads in vector-aligned blocks of out.
+#include "opgen_kernel.hpp"
+
+#include <cstdint>
+#include <cstring>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace opgen::kernels {
+
+namespace {
+
+using T = double;
+constexpr int64_t kPerThreadMin = 1 << 16;  // elements per thread below which a team costs more than it saves
+constexpr int64_t kChunk = 1024;           // gather buffer for strided runs
+constexpr int64_t kAlign = 64;             // thread blocks start at multiples of this many elements
+
+inline T relu1(T v) { return v < T(0) ? T(0) : v; }
+
+void relu_run(const T* __restrict x, T* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = relu1(x[i]);
+}
+
+struct Layout {
+  int nd = 0;
+  int64_t size[OPGEN_MAX_DIMS];
+  int64_t stride[OPGEN_MAX_DIMS];
+};
+
+Layout collapse(const opgen::Tensor& x) {
+  Layout Lo;
+  for (int d = 0; d < x.ndim(); ++d) {
+    const int64_t n = x.size(d);
+    if (n == 1) continue;
+    if (Lo.nd > 0 && Lo.stride[Lo.nd - 1] == x.stride(d) * n) {
+      Lo.size[Lo.nd - 1] *= n;
+      Lo.stride[Lo.nd - 1] = x.stride(d);
+      continue;
+    }
+    Lo.size[Lo.nd] = n;
+    Lo.stride[Lo.nd] = x.stride(d);
+    ++Lo.nd;
+  }
+  if (Lo.nd == 0) {
+    Lo.nd = 1;
+    Lo.size[0] = 1;
+    Lo.stride[0] = 1;
+  }
+  return Lo;
+}
+
+// Elements [e0, e1) of out, a run of the last collapsed dim at a time.
+void run_range(const T* X, T* Y, const Layout& Lo, int64_t e0, int64_t e1) {
+  const int last = Lo.nd - 1;
+  const int64_t inner = Lo.size[last], s = Lo.stride[last];
+  int64_t row = e0 / inner, col = e0 % inner;
+  int64_t idx[OPGEN_MAX_DIMS] = {};
+  int64_t off = 0;
+  for (int d = last - 1; d >= 0; --d) {
+    idx[d] = row % Lo.size[d];
+    row /= Lo.size[d];
+    off += idx[d] * Lo.stride[d];
+  }
+  alignas(64) T buf[kChunk];
+  int64_t e = e0;
+  while (e < e1) {
+    const int64_t n = inner - col < e1 - e ? inner - col : e1 - e;
+    const T* src = X + off + col * s;
+    if (s == 1) {
+      relu_run(src, Y + e, n);
+    } else {
+      for (int64_t c = 0; c < n; c += kChunk) {
+        const int64_t m = n - c < kChunk ? n - c : kChunk;
+        for (int64_t j = 0; j < m; ++j) buf[j] = src[(c + j) * s];
+        relu_run(buf, Y + e + c, m);
+      }
+    }
+    e += n;
+    col = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      if (++idx[d] < Lo.size[d]) {
+        off += Lo.stride[d];
+        break;
+      }
+      off -= Lo.stride[d] * (Lo.size[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void torch_nn_functional_relu__f64(const opgen::Tensor& input, opgen::Tensor& out) {
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  const Layout Lo = collapse(input);
+  const T* X = input.data<T>();
+  T* Y = out.data<T>();
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  const int64_t by_size = total / kPerThreadMin;
+  threads = static_cast<int>(by_size < threads ? (by_size < 1 ? 1 : by_size) : threads);
+  if (threads <= 1) {
+    run_range(X, Y, Lo, 0, total);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, team = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
+#endif
+    const int64_t lo = (total * t / team) & ~(kAlign - 1);
+    const int64_t hi = t + 1 == team ? total : (total * (t + 1) / team) & ~(kAlign - 1);
+    if (lo < hi) run_range(X, Y, Lo, lo, hi);
+  }
+}
+
+}  // namespace opgen::kernels

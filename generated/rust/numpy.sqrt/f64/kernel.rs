@@ -1,0 +1,40 @@
+// numpy.sqrt, overload f64: out[i] = sqrt(x[i]) elementwise for float64 tensors.
+//
+// `f64::sqrt` is the IEEE square root (vsqrtpd), correctly rounded as NumPy's: sqrt(x < 0) and
+// sqrt(-inf) are nan (no error), sqrt(-0.0) = -0.0, sqrt(inf) = inf, nan stays nan, subnormal
+// inputs are exact.
+// The loop over a contiguous run is branch-free, so LLVM vectorises it (512-bit registers with
+// AVX-512). `x` may be strided (any strides, including 0 and negative), 0-d or empty; `out` is
+// contiguous with x's shape: a strided lane is copied to a buffer first.
+use opgen::{Result, TensorMut, TensorRef};
+
+fn sqrt_run(src: &[f64], dst: &mut [f64]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = s.sqrt();
+    }
+}
+
+pub fn numpy_sqrt__f64(x: &TensorRef<f64>, out: &mut TensorMut<f64>) -> Result<()> {
+    let dst = out.as_mut_slice();
+    if let Some(src) = x.as_slice() {
+        sqrt_run(src, dst);
+        return Ok(());
+    }
+    // Strided: lane by lane along the last dim (each a contiguous run of out).
+    let last = x.ndim() - 1; // a 0-d view is always contiguous
+    let len = x.size(last);
+    if len == 0 {
+        return Ok(());
+    }
+    let mut buf = vec![0.0f64; len];
+    for (lane, d) in x.lanes(last).zip(dst.chunks_exact_mut(len)) {
+        match lane.as_slice() {
+            Some(s) => sqrt_run(s, d),
+            None => {
+                lane.copy_to(&mut buf);
+                sqrt_run(&buf, d);
+            }
+        }
+    }
+    Ok(())
+}
