@@ -235,3 +235,24 @@ def test_every_shipped_spec_passes(op: str) -> None:
     # Fewer examples than `opgen spec check`'s default: every shipped spec is checked in each suite run.
     report = check_spec(SHIPPED[op], examples=50, gate_examples=50)
     assert report.ok, "\n".join(p.render() for p in report.problems)
+
+
+def test_a_long_double_tie_is_not_a_rounding_error_of_the_reference() -> None:
+    """Long double is 11 bits wider than float64: a - b of doubles far apart lands on a double
+    midpoint there, and rounding that tie rounds twice. The reference's correctly rounded float64
+    difference must not be reported as off by one ulp (it was: exact float64 specs failed)."""
+    from fractions import Fraction
+
+    from opgen.spec.wide import WideRoute
+
+    a, b = np.float64(-1.2525004756347439e-05), np.float64(1.4116965520291507)
+    exact = float(Fraction(float(a)) - Fraction(float(b)))  # correctly rounded, once
+    wide = np.asarray([np.longdouble(a) - np.longdouble(b)])
+    ref = np.asarray([a - b])
+    assert ref[0] == exact
+    route = WideRoute("longdouble", "test", "numpy.subtract", "float64")
+    if float(route.rounded(wide)[0]) != exact:  # this machine's long double shows the double rounding
+        assert float(route.rounded(wide, ref)[0]) == exact
+    # A reference that is not one of the two neighbours is not excused.
+    far = np.nextafter(np.nextafter(ref, np.inf), np.inf)
+    assert float(route.rounded(wide, far)[0]) != float(far[0])

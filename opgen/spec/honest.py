@@ -56,7 +56,7 @@ class HonestKernel:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     wide = self.route.evaluate(self.overload, args)
-                result = combine(self.route, result, self.route.rounded(wide))
+                result = combine(self.route, result, self.route.rounded(wide, result))
             except Unavailable:
                 self.unavailable += 1
         if out is not None:

@@ -390,8 +390,8 @@ def measure(spec: Spec, overload: Overload, dense: dict[str, np.ndarray],
         except (Unavailable, ValueError, OverflowError, ZeroDivisionError, IndexError):
             continue
         exact = np.asarray(wide, dtype=np.longdouble)
-        cand = combine(route, ref, route.rounded(wide))
-        both = np.isfinite(ref) & np.isfinite(exact) & (np.asarray(cand) == np.asarray(route.rounded(wide)))
+        cand = combine(route, ref, route.rounded(wide, ref))
+        both = np.isfinite(ref) & np.isfinite(exact) & (np.asarray(cand) == np.asarray(route.rounded(wide, ref)))
         if not both.any():
             continue
         e = ref.astype(np.longdouble)[both]

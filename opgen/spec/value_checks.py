@@ -120,7 +120,7 @@ def measure(state: Recorder, route: WideRoute, n: int) -> None:
                 wide = None
             if wide is not None:
                 result.wide_examples += 1
-                rounded = route.rounded(wide)
+                rounded = route.rounded(wide, ref)
                 cand = combine(route, ref, rounded)
                 _wrong_nonfinite(state, route, args, ref, rounded, wide, label)
                 if worst["tolerance"].add(state, cand, ref, tol, scale, args, label):

@@ -82,12 +82,21 @@ class WideRoute:
             raise Unavailable(f"the reference returns {wide.dtype} on {self.name} inputs, no wider than {narrow}")
         return wide
 
-    def rounded(self, wide: Any) -> Any:
-        """The wider value rounded once to the result dtype (a Python float for scalar results)."""
+    def rounded(self, wide: Any, ref: Any = None) -> Any:
+        """The wider value rounded once to the result dtype (a Python float for scalar results).
+
+        Long double is only 11 bits wider than float64, so the wider value is itself rounded: where
+        it lands exactly halfway between two doubles the exact value may lie on either side (a - b
+        of doubles 17 binades apart needs 70 bits), and rounding the tie would round twice. There,
+        given the reference's ``ref``, either neighbour is a correct rounding: ``ref`` is kept if it
+        is one of them."""
         if self.name == "mpmath":
             return float(wide)
         with np.errstate(over="ignore", invalid="ignore"):  # beyond the result dtype's range: inf, as it should
-            return np.asarray(wide).astype(np.dtype(self.result_dtype))
+            r = np.asarray(wide).astype(np.dtype(self.result_dtype))
+        if self.name != "longdouble" or ref is None:
+            return r
+        return _settle_ties(np.asarray(wide), r, np.asarray(ref))
 
     def inexact(self, wide: Any, rounded: Any) -> Any:
         """Where the result dtype cannot hold the wider value (a correct kernel rounds there)."""
@@ -108,6 +117,21 @@ class WideRoute:
             return abs(float(wide)) >= edge if _finite_mp(wide) else False
         with np.errstate(invalid="ignore", over="ignore"):
             return np.abs(np.asarray(wide, dtype=np.longdouble)) >= edge
+
+
+def _settle_ties(wide: np.ndarray, rounded: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """``rounded``, with ``ref`` kept where ``wide`` is exactly the midpoint of ``rounded`` and a
+    neighbour and ``ref`` is one of the two (see ``WideRoute.rounded``)."""
+    if ref.shape != rounded.shape or ref.dtype != rounded.dtype:
+        return rounded
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = wide > rounded.astype(wide.dtype)
+        other = np.nextafter(rounded, np.where(up, np.inf, -np.inf).astype(rounded.dtype))
+        # exact in long double: two adjacent doubles' sum needs 54 bits
+        mid = (rounded.astype(wide.dtype) + other.astype(wide.dtype)) / 2
+        tie = np.isfinite(wide) & np.isfinite(other) & (wide == mid) & (wide != rounded.astype(wide.dtype))
+        keep = tie & ((ref == other) | (ref == rounded))
+    return np.where(keep, ref, rounded).astype(rounded.dtype) if keep.any() else rounded
 
 
 def route_for(spec: Spec, overload: Overload) -> WideRoute:
