@@ -1,10 +1,9 @@
 // torch.nn.functional.relu, overload f64: out[i] = input[i] < 0 ? +0.0 : input[i].
 //
 // Exactly PyTorch's clamp_min(x, 0): nan stays nan (the comparison is false), -0.0 stays -0.0,
-// negative numbers and -inf give +0.0, +inf and positive subnormals are kept. The select
-// `x < 0 ? 0 : x` is what x86's max instruction computes with the operands in this order
-// (max(0, x) returns its second operand when unordered or equal), so GCC turns the contiguous
-// loop into vector max instructions without any fast-math licence.
+// negative numbers and -inf give +0.0, +inf and positive subnormals are kept. The contiguous
+// loop applies the select `x < 0 ? 0 : x` in GCC vector code, four cache lines a step (a
+// compare and a masked move: nothing is rounded, no fast-math licence is needed).
 //
 // out is contiguous with input's shape; input may be strided (any strides, 0 and negative
 // included). Size-1 dims are dropped and neighbours merged where input allows, so a contiguous
@@ -22,15 +21,40 @@ namespace opgen::kernels {
 
 namespace {
 
+#pragma GCC diagnostic ignored "-Wpsabi"  // the vector types never cross a library boundary
+
 using T = double;
 constexpr int64_t kPerThreadMin = 1 << 16;  // elements per thread below which a team costs more than it saves
 constexpr int64_t kChunk = 1024;           // gather buffer for strided runs
 constexpr int64_t kAlign = 64;             // thread blocks start at multiples of this many elements
 
+typedef T vec __attribute__((vector_size(64)));  // one cache line: 8 doubles
+constexpr int64_t kLanes = 64 / sizeof(T);
+
+inline vec relu8(vec v) { return v < T(0) ? vec{} : v; }
 inline T relu1(T v) { return v < T(0) ? T(0) : v; }
 
+// y[0..n) = relu(x[0..n)), both contiguous, four cache lines per step (measured a few percent
+// faster than one on this streaming loop; prefetching out for writing, which helps the float32
+// kernel, made the float64 one slower).
 void relu_run(const T* __restrict x, T* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = relu1(x[i]);
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    vec v0, v1, v2, v3;
+    std::memcpy(&v0, x + i + 0 * kLanes, sizeof(vec));
+    std::memcpy(&v1, x + i + 1 * kLanes, sizeof(vec));
+    std::memcpy(&v2, x + i + 2 * kLanes, sizeof(vec));
+    std::memcpy(&v3, x + i + 3 * kLanes, sizeof(vec));
+    v0 = relu8(v0);
+    v1 = relu8(v1);
+    v2 = relu8(v2);
+    v3 = relu8(v3);
+    std::memcpy(y + i + 0 * kLanes, &v0, sizeof(vec));
+    std::memcpy(y + i + 1 * kLanes, &v1, sizeof(vec));
+    std::memcpy(y + i + 2 * kLanes, &v2, sizeof(vec));
+    std::memcpy(y + i + 3 * kLanes, &v3, sizeof(vec));
+  }
+  for (; i < n; ++i) y[i] = relu1(x[i]);
 }
 
 struct Layout {

@@ -4,7 +4,8 @@
 // bit the reference's. nan fails the comparison and gives nan * slope = nan; -0.0 and +0.0
 // take the product (-0.0 for a positive slope, and +0.0 * a negative slope is -0.0); -inf
 // gives -inf * slope (nan for slope 0); +inf is kept; subnormal products are kept (no flush).
-// The contiguous loop is a compare, a multiply and a blend, which GCC vectorises at -O3.
+// The contiguous loop is a compare, a multiply and a blend in GCC vector code, four cache
+// lines a step.
 //
 // out is contiguous with input's shape; input may be strided (any strides, 0 and negative
 // included). Size-1 dims are dropped and neighbours merged where input allows, so a contiguous
@@ -22,13 +23,37 @@ namespace opgen::kernels {
 
 namespace {
 
+#pragma GCC diagnostic ignored "-Wpsabi"  // the vector types never cross a library boundary
+
 using T = double;
 constexpr int64_t kPerThreadMin = 1 << 16;  // elements per thread below which a team costs more than it saves
 constexpr int64_t kChunk = 1024;           // gather buffer for strided runs
 constexpr int64_t kAlign = 64;             // thread blocks start at multiples of this many elements
 
+typedef T vec __attribute__((vector_size(64)));  // one cache line: 8 doubles
+constexpr int64_t kLanes = 64 / sizeof(T);
+
+// y[0..n) = leaky_relu(x[0..n)), both contiguous, four cache lines per step (measured a few
+// percent faster than one on this streaming loop; prefetching out for writing, which helps the
+// float32 kernel, made the float64 one slower).
 void leaky_run(const T* __restrict x, T* __restrict y, int64_t n, T slope) {
-  for (int64_t i = 0; i < n; ++i) {
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    vec v0, v1, v2, v3;
+    std::memcpy(&v0, x + i + 0 * kLanes, sizeof(vec));
+    std::memcpy(&v1, x + i + 1 * kLanes, sizeof(vec));
+    std::memcpy(&v2, x + i + 2 * kLanes, sizeof(vec));
+    std::memcpy(&v3, x + i + 3 * kLanes, sizeof(vec));
+    v0 = v0 > T(0) ? v0 : v0 * slope;
+    v1 = v1 > T(0) ? v1 : v1 * slope;
+    v2 = v2 > T(0) ? v2 : v2 * slope;
+    v3 = v3 > T(0) ? v3 : v3 * slope;
+    std::memcpy(y + i + 0 * kLanes, &v0, sizeof(vec));
+    std::memcpy(y + i + 1 * kLanes, &v1, sizeof(vec));
+    std::memcpy(y + i + 2 * kLanes, &v2, sizeof(vec));
+    std::memcpy(y + i + 3 * kLanes, &v3, sizeof(vec));
+  }
+  for (; i < n; ++i) {
     const T v = x[i];
     y[i] = v > T(0) ? v : v * slope;
   }
