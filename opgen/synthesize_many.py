@@ -32,7 +32,7 @@ from opgen.llm.providers import BudgetSpent, Provider
 from opgen.nightly.shards import WHOLE, Shard
 from opgen.project import Project
 from opgen.registry import Entry, Registry
-from opgen.spec.lint import require_clean
+from opgen.service import current_entry
 from opgen.spec.model import PLAIN_VARIANT, TARGET_IDS, Overload, Spec, load_all
 from opgen.spec.names import find_spec
 from opgen.synthesize import Outcome, synthesize_overload
@@ -77,17 +77,13 @@ class ManyPlan:
 
 def plan_many(project: Project, ops: list[str] | None = None, targets: list[str] | None = None, *,
               overloads: list[str] | None = None, everything: bool = False, variant: str = PLAIN_VARIANT,
-              shard: Shard = WHOLE, lint: bool = True,
-              spec_check: Callable[[Spec, list[Overload]], None] | None = None) -> ManyPlan:
+              shard: Shard = WHOLE, spec_check: Callable[[Spec, list[Overload]], None] | None = None) -> ManyPlan:
     """The items of ``ops`` (default: every spec) x ``targets`` (default: each spec's own targets),
     only the overloads named ``overloads`` when given.
 
     Without ``everything`` an item whose entry is current (``service.current_entry``) is left out.
-    With ``lint``, and then ``spec_check(spec, overloads)`` (which raises an OpgenError: ``opgen spec
-    check``), a spec that must be fixed first has its items refused; the others go on."""
-    # service holds current_entry; it imports synthesize_many's caller side, not this module
-    from opgen.service import current_entry
-
+    ``spec_check(spec, overloads)`` raises an OpgenError for a spec that must be fixed first (``opgen spec
+    check``: the lint, then tolerance and domain); that spec's items are refused, the others go on."""
     specs = load_all(project.specs)
     chosen = [find_spec(specs, name) for name in ops] if ops else [specs[name] for name in sorted(specs)]
     chosen = list({s.op: s for s in chosen}.values())  # an op named twice (by two aliases) once
@@ -117,15 +113,12 @@ def plan_many(project: Project, ops: list[str] | None = None, targets: list[str]
                 candidates.append(item)
         if not candidates:
             continue
-        try:  # a spec a constant kernel could pass, or whose tolerance a correct kernel fails, is fixed first
-            asked = list({i.overload.name: i.overload for i in candidates}.values())
-            if lint:
-                require_clean(spec, asked)
-            if spec_check is not None:
-                spec_check(spec, asked)
-        except OpgenError as exc:
-            plan.spec_problems.extend((i, exc.render()) for i in candidates)
-            continue
+        if spec_check is not None:
+            try:
+                spec_check(spec, list({i.overload.name: i.overload for i in candidates}.values()))
+            except OpgenError as exc:
+                plan.spec_problems.extend((i, exc.render()) for i in candidates)
+                continue
         plan.items.extend(candidates)
     return plan
 

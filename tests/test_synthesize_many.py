@@ -217,10 +217,10 @@ def test_rate_limiter_rules() -> None:
 
 def test_shards_split_the_items_without_overlap(project: Path) -> None:
     p = Project.locate(project)
-    whole_plan = plan_many(p, lint=False)
+    whole_plan = plan_many(p)
     keys = {i.key for i in whole_plan.items}
     assert len(keys) > 40  # every spec x target: a real plan, not an empty one
-    parts = [{i.key for i in plan_many(p, shard=Shard(n, 3), lint=False).items} for n in (1, 2, 3)]
+    parts = [{i.key for i in plan_many(p, shard=Shard(n, 3)).items} for n in (1, 2, 3)]
     assert set().union(*parts) == keys
     assert sum(len(x) for x in parts) == len(keys)
     assert all(parts)

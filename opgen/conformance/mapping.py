@@ -175,18 +175,15 @@ def _required(node: Node, i: int, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------- translations
 
 
-def _tensor_params(spec: Spec, count: int) -> list[str]:
-    """The names of the first ``count`` parameters of the spec's tensor overloads (``x``, ``input``,
-    ``a``/``b``, ``x1``/``x2``: specs name them after their library)."""
-    for o in spec.overloads:
-        params = o.sig.params
-        if len(params) >= count and all(p.type.kind == "tensor" for p in params[:count]):
-            return [p.name for p in params[:count]]
-    raise Inexpressible("tensor inputs", f"{spec.op} has no tensor overload")
+def _params(spec: Spec, count: int) -> list[str]:
+    """The names of the first ``count`` parameters of the spec's first overload (``x``, ``input``,
+    ``a``/``b``, ``x1``/``x2``: specs name them after their library). ``choose`` then finds the
+    overload taking exactly those names and dtypes, or says which dtype none takes."""
+    return [p.name for p in spec.overloads[0].sig.params[:count]]
 
 
 def _unary(node: Node, spec: Spec) -> Plan:
-    (name,) = _tensor_params(spec, 1)
+    (name,) = _params(spec, 1)
     args = {name: _required(node, 0, "X")}
     return Plan(choose(spec, args), args)
 
@@ -195,8 +192,7 @@ def _binary(node: Node, spec: Spec) -> Plan:
     if node.attr("broadcast", 0) or "axis" in node.attrs:
         raise Inexpressible("attribute broadcast/axis", f"the opset < 7 broadcast along an axis; {spec.op} "
                             "broadcasts as NumPy does")
-    first, second = _tensor_params(spec, 2) if any(len(o.sig.params) == 2 and o.sig.params[0].type.kind == "tensor"
-                                                   for o in spec.overloads) else ("a", "b")
+    first, second = _params(spec, 2)
     args = {first: _required(node, 0, "A"), second: _required(node, 1, "B")}
     return Plan(choose(spec, args), args)
 
@@ -206,13 +202,13 @@ def _two_of_variadic(node: Node, spec: Spec) -> Plan:
     given = [x for x in node.inputs if x is not None]
     if len(given) != 2:
         raise Inexpressible(f"{len(given)} inputs", f"{spec.op} takes exactly two (x1, x2)")
-    first, second = _tensor_params(spec, 2)
+    first, second = _params(spec, 2)
     args = {first: given[0], second: given[1]}
     return Plan(choose(spec, args), args)
 
 
 def _leaky_relu(node: Node, spec: Spec) -> Plan:
-    (name,) = _tensor_params(spec, 1)
+    (name,) = _params(spec, 1)
     args = {name: _required(node, 0, "X"), "negative_slope": float(node.attr("alpha", 0.01))}
     return Plan(choose(spec, args), args)
 
