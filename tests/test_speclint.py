@@ -224,9 +224,9 @@ def test_synthesize_stops_at_the_lint_before_asking(project: Path, monkeypatch: 
         result = runner.invoke(app, ["synthesize", "numpy.negative"], catch_exceptions=False)
     assert result.exit_code == 1, result.output
     out = flat(result.output)
-    assert "error: the spec lint rejects numpy.negative [f32] (a constant or all-zero kernel could pass" in out
+    assert "error: spec check: the spec lint rejects numpy.negative [f32] (a constant or all-zero kernel could pass" in out
     assert "the reference numpy.zeros_like gave the same result for different input values" in out
-    assert "fix: fix the spec as the lines above say, then run `opgen lint` again" in out
+    assert "fix: fix the fields named above, then run `opgen spec check numpy.negative` again" in out
     assert server.requests == []  # nothing was asked
     assert not (project / "generated" / "cpp").exists()
     assert not (project / "runs").exists()

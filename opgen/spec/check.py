@@ -60,10 +60,16 @@ class SpecUnsound(SpecError):
     def __init__(self, report: SpecCheckReport):
         self.report = report
         problems = report.problems
-        names = ", ".join(sorted({f"{p.op} [{p.overload}]" for p in problems}))
+        # The lint's findings other than a failing reference say the opposite of the other checks:
+        # a wrong kernel (a constant, all zeros) could pass. The headline says which of the two it is.
+        loose = [p for p in problems if p.check == "lint" and not p.message.startswith("reference_error")]
+        strict = [p for p in problems if p not in loose]
+        names = lambda ps: ", ".join(sorted({f"{p.op} [{p.overload}]" for p in ps}))  # noqa: E731
+        parts = ([f"the spec lint rejects {names(loose)} (a constant or all-zero kernel could pass its verification)"]
+                 if loose else []) + ([f"the spec of {names(strict)} would reject a correct kernel"] if strict else [])
         super().__init__(
-            f"spec check: the spec of {names} would reject a correct kernel ({len(problems)} problem"
-            f"{'' if len(problems) == 1 else 's'}), so every attempt would be spent on it:\n"
+            f"spec check: {'; and '.join(parts)} ({len(problems)} problem{'' if len(problems) == 1 else 's'}); "
+            "nothing is asked of the model until it is fixed:\n"
             + "\n".join(p.render() for p in problems),
             hint=f"fix the fields named above, then run `opgen spec check {report.op}` again",
         )

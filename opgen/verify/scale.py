@@ -319,7 +319,11 @@ class _Builder:
 
     # -- turning shapes into arguments
     def make(self, name: str, origin: str, shapes: dict[str, tuple[int, ...]], scalars: dict[str, Any] | None = None,
-             layout: str | None = None, notes: list[str] | None = None, dist: str | None = None) -> ScaleCase | None:
+             layout: str | None = None, notes: list[str] | None = None, dist: str | None = None,
+             specials: bool | None = None) -> ScaleCase | None:
+        """``specials``: whether special values may be planted (by default on any data but normal).
+        A case aimed at a precision downgrade plants none: one nan or inf in a reduced row makes
+        that row nonfinite on both sides, and a single long run is then hidden whole."""
         if self.nbytes(shapes) > self.budget.max_bytes:
             return None  # checked before any value is drawn: a case over budget costs nothing
         dist = dist or self.next_distribution()
@@ -334,7 +338,8 @@ class _Builder:
                 elif t.dtype.is_float:
                     # Normal data is the benign case, where the tolerance is tightest: no NaN there,
                     # which would make a whole reduced row NaN on both sides and hide it.
-                    args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom, specials=dist != "normal")
+                    args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom,
+                                                specials=dist != "normal" if specials is None else specials)
                 else:
                     args[p.name] = int_values(self.rng, shape, t.dtype, dom)
             else:
@@ -465,7 +470,7 @@ class _Builder:
                 sizes = _fit(sizes, (), self.budget.max_work, keep=d, counted=counted)
                 sizes = _apply_multiples(self.shrink(sizes, shapes_for, keep=d), self.overload)
                 made = self.make(f"derived: {d}={sizes[d]} long, " + self._sizes_text(sizes), "derived",
-                                 shapes_for(sizes), dist=dist)
+                                 shapes_for(sizes), dist=dist, specials=None if dist is None else False)
                 if made is not None:
                     yield made
         # The multiples-of-128 case is on normal data, on every seed: a wrong path taken only at
@@ -535,8 +540,11 @@ class _Builder:
             if rule.kind == "elementwise" and n_tensors > 1 and len(shape) > 1 and self.rng.random() < 0.5:
                 shapes[self.tensors[-1]] = shape[1:] if self.rng.random() < 0.5 else shape[:-1] + (1,)
             scalars = {axis_param: axis} if axis_param is not None and axis is not None else {}
+            # A case whose data is chosen to expose a downgrade plants no special values where the
+            # op works along rows (one nan hides a row); elementwise, a special hides only itself.
+            aimed = dist is not None and rule.kind != "elementwise"
             made = self.make(f"derived: {label} {shape}" + (f", {axis_param}={axis}" if scalars else ""),
-                             "derived", shapes, scalars, dist=dist)
+                             "derived", shapes, scalars, dist=dist, specials=False if aimed else None)
             if made is not None:
                 yield made
 
