@@ -108,18 +108,25 @@ def library_section() -> str:
 
 
 def test_the_op_list_matches_the_specs():
-    """The README's table of ops names every spec once, with its aliases, and nothing else."""
+    """The README's table of ops names every spec once, with its aliases, overloads and targets, and
+    nothing else (``python scripts/op_table.py`` rewrites it from specs/)."""
     # The spec model: only this test reads the specs.
     from opgen.spec.model import load_all
 
     specs = load_all(ROOT / "specs")
     rows = [line for line in library_section().splitlines() if line.startswith("| `")]
-    listed = {}
+    listed, overloads, targets = {}, {}, {}
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
-        listed[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", cells[1]))
+        op = cells[0].strip("`")
+        listed[op] = set(re.findall(r"`([^`]+)`", cells[1]))
+        overloads[op] = [o.strip() for o in cells[2].split(",")]
+        targets[op] = [t.strip() for t in cells[3].split(",")]
     assert set(listed) == set(specs), (f"README.md's op list differs from specs/: missing {sorted(set(specs) - set(listed))}, "
                                        f"not a spec {sorted(set(listed) - set(specs))}")
     for op, spec in specs.items():
         names = {*spec.aliases, *(m.name for m in spec.methods)}
         assert listed[op] == names, f"README.md lists {sorted(listed[op])} for {op}; its spec names {sorted(names)}"
+        assert overloads[op] == [o.name for o in spec.overloads], (
+            f"README.md lists the overloads {overloads[op]} for {op}; its spec has {[o.name for o in spec.overloads]}")
+        assert targets[op] == list(spec.targets), f"README.md lists the targets {targets[op]} for {op}; its spec {spec.targets}"
