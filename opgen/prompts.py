@@ -41,7 +41,9 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "spec": spec,
         "overload": overload,
         "target": target,
-        "signature": str(sig),
+        # The kernel takes every argument: defaults are the compiler's business, not the prompt's
+        # (adding one to a spec leaves its prompts, and so its recordings, unchanged).
+        "signature": str(sig.bare()),
         "kernel_name": kernel_name(spec.op, overload.name),
         "returns_tensor": sig.returns.is_tensor,
         "shape_rule": overload.rule.describe() if overload.rule else None,

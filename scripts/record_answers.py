@@ -6,7 +6,7 @@ recorded under generated/recordings/, which is what lets ``opgen synthesize`` re
 offline, and the registry entry's provenance says provider "file", no model, and who
 answered. Usage:
 
-    python scripts/record_answers.py [--answered-by WHO] [--target cpp|rust|cuda|metal] [OP__OVERLOAD[@VARIANT] ...]
+    python scripts/record_answers.py [--answered-by WHO] [--target cpp|rust|cuda|metal] [--force] [OP__OVERLOAD[@VARIANT] ...]
 
 CUDA (.cu) and Metal (.metal) answers go through the same gate on the CPU execution layer
 (nvcc compiles the CUDA ones too) and are admitted as ``emulated``.
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def record(answer: Path, answered_by: str, examples: int | None) -> int:
+def record(answer: Path, answered_by: str, examples: int | None, force: bool = False) -> int:
     op, overload = answer.stem.split("__")
     overload, _, variant = overload.partition("@")  # op__overload@variant.cpp holds a variant
     target = answer.parent.name
@@ -36,6 +36,8 @@ def record(answer: Path, answered_by: str, examples: int | None) -> int:
                "--exchange-dir", tmp, "--answered-by", answered_by, "--max-attempts", "1", "--root", str(ROOT)]
         if examples:
             cmd += ["--examples", str(examples)]
+        if force:  # the entry is current, but its prompt changed (or its answer): admit the answer again
+            cmd += ["--force"]
         first = subprocess.run(cmd, capture_output=True, text=True)
         if first.returncode != 3:
             print(first.stdout, first.stderr, file=sys.stderr)
@@ -79,6 +81,8 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=None)
     parser.add_argument("--target", choices=("cpp", "rust", "cuda", "metal"), default=None,
                         help="only answers/<target>/ (default: every target; a name may match one in each)")
+    parser.add_argument("--force", action="store_true",
+                        help="admit again even where the entry is current (its recording is then replaced)")
     parser.add_argument("--prune", action="store_true", help="only delete recordings no entry asks for any more")
     args = parser.parse_args()
     if args.prune:
@@ -88,7 +92,7 @@ def main() -> int:
         answers = [a for a in answers if a.parent.name == args.target]
     if args.names:
         answers = [a for a in answers if a.stem in args.names]
-    failed = [a.stem for a in answers if record(a, args.answered_by, args.examples) != 0]
+    failed = [a.stem for a in answers if record(a, args.answered_by, args.examples, args.force) != 0]
     print(f"{len(answers) - len(failed)} admitted, {len(failed)} failed {failed or ''}")
     return 1 if failed else 0
 

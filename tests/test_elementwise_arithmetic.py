@@ -6,7 +6,6 @@ int / int correctly rounded beyond 2**53, int64 tensors wrapping around as NumPy
 
 from __future__ import annotations
 
-import ctypes
 import random
 
 import numpy as np
@@ -14,11 +13,7 @@ import pytest
 
 from opgen.project import PACKAGE_ROOT
 from opgen.references import call_reference
-from opgen.registry import Registry
-from opgen.service import build_job_for
-from opgen.spec.model import load_all
-from opgen.targets.catalog import build_any
-from opgen.verify.ffi import Kernel
+from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
 FLOAT_TENSOR_OPS = [("numpy.maximum", "tensor_f32"), ("numpy.maximum", "tensor_f64"), ("numpy.minimum", "tensor_f32"),
@@ -31,21 +26,7 @@ TARGETS = ("cpu-cpp", "cpu-rust")
 
 @pytest.fixture(scope="module")
 def kernels():
-    specs = load_all(ROOT / "specs")
-    registry = Registry(ROOT / "generated")
-    plan = []
-    for op, overload in FLOAT_TENSOR_OPS + INT_TENSOR_OPS + SCALAR_OPS:
-        spec, o = specs[op], specs[op].overload(overload)
-        for target in TARGETS:
-            entry = registry.get(op, overload, target)
-            assert entry is not None and entry.status(spec)[0] == "verified", f"{op} {overload} {target}"
-            plan.append((spec, o, entry))
-    built = build_any([build_job_for(e, s, o) for s, o, e in plan])
-    out = {}
-    for (spec, o, entry), b in zip(plan, built):
-        assert b.ok, b.diagnostics
-        out[(spec.op, o.name, entry.target)] = (spec, o, Kernel(ctypes.CDLL(str(b.library)), entry.signature["c_symbol"], o.sig))
-    return out
+    return verified_kernels(FLOAT_TENSOR_OPS + INT_TENSOR_OPS + SCALAR_OPS, TARGETS)
 
 
 def _layouts(x: np.ndarray):

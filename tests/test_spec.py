@@ -141,6 +141,7 @@ def test_unknown_dtype_as_overload_tolerance_key(tmp_path):
 GRAMMAR = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
     f"list[<scalar>] or tensor[<dtype>] with dtype one of {DTYPE_LIST}"
+    "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'"
 )
 
 
@@ -226,7 +227,10 @@ def test_unknown_shape_form(tmp_path):
     path = write(tmp_path, with_signature("(a: tensor[float32]) -> tensor[float32]", "    shape: {like: a}\n"))
     assert error_of(path).message == (
         f"{path}:7: overloads.0.shape: shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} or "
+        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
+        "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
+        "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
+        "{squeeze: <tensor param>, axis: <int param>} or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
         "(got {'like': 'a'})"
     )

@@ -373,8 +373,14 @@ def _shape_rule(o: Overload) -> str:
     tensors = [p.name for p in o.sig.tensor_params]
     if rule.kind == "same_as":
         return f"opgen::compiled::shape_same_as({rule.source})"
+    if rule.kind == "reduce" and rule.keepdims is not None:
+        return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis}, {rule.keepdims})"
     if rule.kind == "reduce":
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis})"
+    if rule.kind in ("permute", "reshape"):
+        return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.dims})"
+    if rule.kind in ("expand_dims", "squeeze"):
+        return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.axis})"
     if rule.kind == "elementwise":
         return f"opgen::compiled::shape_elementwise({{{', '.join('&' + n for n in tensors)}}})"
     if rule.kind != "gufunc":

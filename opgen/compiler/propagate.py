@@ -218,6 +218,11 @@ class Propagator:
         given = dict(zip(r.params, e.args)) | e.kwargs
         e.bound = []
         for p, widen in zip(r.overload.sig.params, r.widened):
+            if p.name not in given:  # omitted from the call: the spec's default, as Python passes it
+                value = ir.Const(e.line, p.default)
+                self.expr(value, assigned)
+                e.bound.append(value)
+                continue
             value = given[p.name]
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry

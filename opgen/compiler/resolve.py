@@ -98,11 +98,13 @@ def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type], *,
         if len(args) > len(names) or any(k not in names[len(args):] for k in kwargs):
             continue
         given = dict(zip(names, args)) | kwargs
-        if set(given) != set(names):
+        if any(p.name not in given and not p.has_default for p in o.sig.params):
             continue
         widened = []
         for p in o.sig.params:
-            if given[p.name] == p.type:
+            if p.name not in given:  # omitted: the default, of the parameter's own type
+                widened.append(False)
+            elif given[p.name] == p.type:
                 widened.append(False)
             elif widens_to(given[p.name], p.type, int_to_float=int_to_float):
                 widened.append(True)

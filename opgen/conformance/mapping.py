@@ -117,6 +117,8 @@ def _fits(value: Any, t: Any) -> bool:
         return isinstance(value, bool)
     if t.name == "str":
         return isinstance(value, str)
+    if t.kind == "list":  # list[<scalar>]: every element fits the element type
+        return isinstance(value, (list, tuple)) and all(_fits(v, t.elem) for v in value)
     return False
 
 
@@ -213,6 +215,151 @@ def _leaky_relu(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
+_FLT_LOWEST, _FLT_MAX = -3.4028234663852886e38, 3.4028234663852886e38
+
+
+def _clip(node: Node, spec: Spec) -> Plan:
+    """Clip-11 on: optional scalar inputs min (1) and max (2), a missing one the dtype's extreme
+    (clips nothing); Clip-1/6: float attributes defaulting to float32's range."""
+    x = _required(node, 0, "input")
+    if node.opset < 11:
+        bounds = [float(node.attr("min", _FLT_LOWEST)), float(node.attr("max", _FLT_MAX))]
+        notes = [f"opset {node.opset}: min/max from the attributes"]
+    else:
+        default = [-(2**63), 2**63 - 1] if x.dtype.kind in "iu" else [-math.inf, math.inf]
+        bounds, notes = [], []
+        for i, name in ((1, "min"), (2, "max")):
+            b = node.input(i)
+            if b is None:
+                bounds.append(default[i - 1])
+                notes.append(f"no {name}: {default[i - 1]}")
+                continue
+            b = np.asarray(b)
+            if b.size != 1:
+                raise Inexpressible(f"input {name} of shape {list(b.shape)}", f"{spec.op} takes scalar bounds "
+                                    "(ONNX requires a scalar: an invalid case)")
+            if b.dtype != x.dtype:
+                raise Inexpressible(f"input {name} of dtype {b.dtype}", f"ONNX requires min/max of the input's "
+                                    f"dtype {x.dtype} (an invalid case)")
+            bounds.append(b.reshape(()).item())  # a Python float (exact for float32) or int
+    args = {"a": x, "a_min": bounds[0], "a_max": bounds[1]}
+    return Plan(choose(spec, args), args, {0: _same}, notes)
+
+
+def _mod(node: Node, spec: Spec) -> Plan:
+    """ONNX Mod: fmod=0 is the remainder with the divisor's sign (np.mod, Python's %), which is
+    operator.mod on tensors; fmod=1 is C's fmod (the dividend's sign), another op."""
+    if int(node.attr("fmod", 0)) != 0:
+        raise Inexpressible("attribute fmod=1", f"C's fmod takes the dividend's sign; {spec.op} takes the "
+                            "divisor's (numpy.fmod is another op)")
+    return _binary(node, spec)
+
+
+def _where(node: Node, spec: Spec) -> Plan:
+    """ONNX Where(condition, X, Y): the three inputs broadcast together, as numpy.where's."""
+    cond, first, second = _params(spec, 3)
+    args = {cond: _required(node, 0, "condition"), first: _required(node, 1, "X"), second: _required(node, 2, "Y")}
+    return Plan(choose(spec, args), args)
+
+
+def _softplus(node: Node, spec: Spec) -> Plan:
+    """ONNX Softplus is ln(exp(X) + 1): no beta, no threshold. beta = 1 is exact; torch's linear
+    branch above threshold = 20 (its default) returns x where ONNX gives x + log1p(exp(-x)), which
+    differs from x by exp(-x) < 2.1e-9 absolute: below one float32 ulp of x, and far inside the
+    node tests' rtol."""
+    (name,) = _params(spec, 1)
+    args = {name: _required(node, 0, "X"), "beta": 1.0, "threshold": 20.0}
+    return Plan(choose(spec, args), args, notes=["beta = 1, threshold = 20: above x = 20 the result is x, "
+                                                 "within 2.1e-9 of ln(exp(x) + 1)"])
+
+
+def _elu(node: Node, spec: Spec) -> Plan:
+    """ONNX Elu: X < 0 ? alpha * (exp(X) - 1) : X, alpha default 1.0. torch takes the exp branch for
+    X <= 0, which gives the same 0 (and -0.0 for -0.0) at X = 0."""
+    (name,) = _params(spec, 1)
+    args = {name: _required(node, 0, "X"), "alpha": float(node.attr("alpha", 1.0))}
+    return Plan(choose(spec, args), args)
+
+
+def _ints(value: Any) -> list[int]:
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _transpose(node: Node, spec: Spec) -> Plan:
+    """perm (default: the dims reversed) as axes; ONNX perm entries are in [0, r)."""
+    x = _required(node, 0, "data")
+    perm = node.attr("perm")
+    axes = list(range(x.ndim))[::-1] if perm is None else [int(p) for p in perm]
+    args = {"a": x, "axes": axes}
+    return Plan(choose(spec, args), args)
+
+
+def _reshape_node(node: Node, spec: Spec) -> Plan:
+    """shape from the second input (a constant). allowzero=0 (the default): a 0 copies the input's
+    dim at that index, which the translation resolves into the shape it passes (an argument, no data
+    moves); allowzero=1: a 0 is a dim of size 0, as in NumPy. -1 as in NumPy."""
+    x = _required(node, 0, "data")
+    shape = _ints(_required(node, 1, "shape"))
+    if any(d < -1 for d in shape):
+        raise Inexpressible(f"shape {shape}", "ONNX allows no negative entry but -1 (an invalid case)")
+    if not bool(node.attr("allowzero", 0)):
+        if any(d == 0 and i >= x.ndim for i, d in enumerate(shape)):
+            raise Inexpressible(f"shape {shape}", "a 0 past the input's rank copies no dim (an invalid case)")
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    elif 0 in shape and -1 in shape:
+        raise Inexpressible(f"shape {shape}", "allowzero=1 with both 0 and -1 is an invalid case")
+    args = {"a": x, "shape": shape}
+    return Plan(choose(spec, args), args)
+
+
+def _single_axis(node: Node, what: str) -> int | None:
+    """The node's one axis (opset 13 on: the second input; before: the axes attribute); None where it
+    gives none; Inexpressible for several (numpy.expand_dims and numpy.squeeze take one axis)."""
+    given = node.input(1) if node.opset >= 13 else node.attr("axes")
+    if given is None:
+        return None
+    axes = _ints(given)
+    if len(axes) != 1:
+        raise Inexpressible(f"axes {axes}", f"{what} takes exactly one axis per call")
+    return axes[0]
+
+
+def _unsqueeze(node: Node, spec: Spec) -> Plan:
+    """One axis of the output, in [-r-1, r]: numpy.expand_dims(data, axis)."""
+    x = _required(node, 0, "data")
+    axis = _single_axis(node, spec.op)
+    if axis is None:
+        raise Inexpressible("no axes", "Unsqueeze requires axes (an invalid case)")
+    args = {"a": x, "axis": axis}
+    return Plan(choose(spec, args), args)
+
+
+def _squeeze(node: Node, spec: Spec) -> Plan:
+    """One axis: numpy.squeeze(data, axis) (a dim that is not 1 is an error in both). Without axes
+    ONNX removes every dim of size 1: expressible only where exactly one dim is 1."""
+    x = _required(node, 0, "data")
+    axis = _single_axis(node, spec.op)
+    if axis is None:
+        ones = [i for i, n in enumerate(x.shape) if n == 1]
+        if len(ones) != 1:
+            raise Inexpressible("no axes", f"{spec.op} removes one named dim; the input has {len(ones)} dims of 1")
+        axis = ones[0]
+    args = {"a": x, "axis": axis}
+    return Plan(choose(spec, args), args)
+
+
+def _trilu(node: Node, spec: Spec) -> Plan:
+    """upper=1 (the default) with k (the optional second input, default 0) as the diagonal. The table
+    has one row per ONNX op, so upper=0 (torch.tril, also shipped) is reported inexpressible here."""
+    if not bool(node.attr("upper", 1)):
+        raise Inexpressible("attribute upper=0", f"is the lower triangle ({spec.op} keeps the upper one; the "
+                            "table maps each ONNX op to one opgen op)")
+    x = _required(node, 0, "input")
+    k = node.input(1)
+    args = {"input": x, "diagonal": 0 if k is None else int(np.asarray(k).reshape(-1)[0])}
+    return Plan(choose(spec, args), args)
+
+
 def _matmul(node: Node, spec: Spec) -> Plan:
     a, b = _required(node, 0, "A"), _required(node, 1, "B")
     if a.ndim == 0 or b.ndim == 0:
@@ -233,33 +380,96 @@ def _matmul(node: Node, spec: Spec) -> Plan:
                 ["1-d operands as (1, k) and (k, 1), as NumPy's matmul does"] if min(a.ndim, b.ndim) == 1 else [])
 
 
-def _reduce_sum(node: Node, spec: Spec) -> Plan:
-    x = _required(node, 0, "data")
+def _reduce_axes(node: Node, x: np.ndarray, spec: Spec, axes_input_from: int) -> tuple[list[int], bool]:
+    """The sorted, normalised axes of a Reduce* node (all axes when none are given), and keepdims.
+    The axes are an input from opset ``axes_input_from`` on (13 for ReduceSum, 18 for the others),
+    an attribute before."""
     keep = bool(node.attr("keepdims", 1))
-    if node.opset >= 13:
+    if node.opset >= axes_input_from:
         given = node.input(1)
         axes = [] if given is None else [int(a) for a in np.asarray(given).reshape(-1)]
         noop = bool(node.attr("noop_with_empty_axes", 0))
     else:
         axes, noop = [int(a) for a in node.attr("axes", [])], False
     if not axes and noop:
-        raise Inexpressible("noop_with_empty_axes=1 without axes", "ReduceSum is then the identity, not a sum")
+        raise Inexpressible("noop_with_empty_axes=1 without axes", f"{node.op_type} is then the identity, not a "
+                            "reduction")
     r = x.ndim
     original = list(axes)
     axes = sorted({_axis(a, r, "axes") for a in axes}) if axes else list(range(r))
     if axes and axes != list(range(axes[0], axes[-1] + 1)):
         raise Inexpressible(f"axes {original}", f"are not adjacent: {spec.op} reduces one axis (adjacent axes "
                             "are merged into one by a reshape)")
-    if r == 0:
+    return axes, keep
+
+
+def _merged(x: np.ndarray, axes: list[int], keep: bool) -> tuple[np.ndarray, int, tuple[int, ...]]:
+    """``x`` with the adjacent ``axes`` merged into one (a reshape), that axis, and ONNX's result shape."""
+    if x.ndim == 0:
         merged, lo = x.reshape(1), 0
     else:
         lo, hi = axes[0], axes[-1] + 1
         merged = x.reshape(x.shape[:lo] + (_prod(x.shape[lo:hi]),) + x.shape[hi:])
     shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keep else \
         tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    return merged, lo, shape
+
+
+def _reduce_sum(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "data")
+    axes, keep = _reduce_axes(node, x, spec, 13)
+    merged, lo, shape = _merged(x, axes, keep)
     args = {"a": merged, "axis": lo}
     notes = [f"axes {axes} merged into one by a reshape"] if len(axes) > 1 else []
     return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
+
+
+def _reduce_one(data: str = "a", axis: str = "axis", keepdims: str = "keepdims",
+                empty_error: str | None = None) -> Callable[[Node, Spec], Plan]:
+    """ReduceMean / ReduceMax / ReduceMin / ReduceProd / ReduceLogSumExp (axes an input from opset 18)
+    as one call of a one-axis reduction with keepdims: adjacent axes merged by a reshape, which is
+    exact for these (each is a function of the multiset of the reduced elements); the result reshaped
+    to ONNX's."""
+
+    def translate(node: Node, spec: Spec) -> Plan:
+        x = _required(node, 0, "data")
+        axes, keep = _reduce_axes(node, x, spec, 18)
+        merged, lo, shape = _merged(x, axes, keep)
+        if empty_error is not None and merged.shape[lo] == 0:
+            raise Inexpressible("an empty reduction", empty_error)
+        # One axis: ONNX's keepdims is the kernel's; merged axes: reduced without, then reshaped.
+        args = {data: merged, axis: lo, keepdims: bool(keep and len(axes) == 1 and x.ndim > 0)}
+        notes = [f"axes {axes} merged into one by a reshape"] if len(axes) > 1 else []
+        return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
+
+    return translate
+
+
+def _arg_extreme(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "data")
+    if int(node.attr("select_last_index", 0)) != 0:
+        raise Inexpressible("attribute select_last_index=1", f"{spec.op} returns the first index of ties (NumPy's)")
+    if x.ndim == 0:
+        raise Inexpressible("a 0-d input", f"{spec.op} needs an axis to reduce")
+    axis = _axis(node.attr("axis", 0), x.ndim)
+    if x.shape[axis] == 0:
+        raise Inexpressible("an empty axis", f"{spec.op} raises ValueError there, as NumPy")
+    args = {"a": x, "axis": axis, "keepdims": bool(node.attr("keepdims", 1))}
+    return Plan(choose(spec, args), args)
+
+
+def _cumsum(node: Node, spec: Spec) -> Plan:
+    x = _required(node, 0, "x")
+    axis_t = _required(node, 1, "axis")
+    if int(node.attr("exclusive", 0)) != 0:
+        raise Inexpressible("attribute exclusive=1", f"{spec.op} is the inclusive prefix sum")
+    if int(node.attr("reverse", 0)) != 0:
+        raise Inexpressible("attribute reverse=1", f"{spec.op} sums forward (a reversed view would need the "
+                            "result reversed back, and a translation reverses only inputs)")
+    if x.ndim == 0:
+        raise Inexpressible("a 0-d input", f"{spec.op} needs an axis")
+    args = {"a": x, "axis": _axis(int(np.asarray(axis_t).reshape(-1)[0]), x.ndim)}
+    return Plan(choose(spec, args), args)
 
 
 def _softmax(node: Node, spec: Spec) -> Plan:
@@ -554,11 +764,47 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Tanh", "numpy.tanh", _unary, "tanh(X)"),
     Mapping("Abs", "numpy.abs", _unary, "|X|"),
     Mapping("Neg", "numpy.negative", _unary, "-X"),
+    Mapping("Sin", "numpy.sin", _unary, "sin(X)"),
+    Mapping("Cos", "numpy.cos", _unary, "cos(X)"),
+    Mapping("Erf", "torch.erf", _unary, "erf(X)"),
+    Mapping("Floor", "numpy.floor", _unary, "floor(X)"),
+    Mapping("Ceil", "numpy.ceil", _unary, "ceil(X)"),
+    Mapping("Round", "numpy.rint", _unary, "round half to even (numpy.rint)"),
+    Mapping("Sign", "numpy.sign", _unary, "sign(X) (float: nan stays nan, -0 gives +0; int64)"),
+    Mapping("Reciprocal", "numpy.reciprocal", _unary, "1 / X"),
+    Mapping("Clip", "numpy.clip", _clip, "scalar min/max (inputs, or opset < 11 attributes); a missing bound "
+            "is the dtype's extreme; min > max gives max"),
     Mapping("Relu", "torch.nn.functional.relu", _unary, "max(X, 0)"),
     Mapping("Sigmoid", "torch.sigmoid", _unary, "1 / (1 + exp(-X))"),
     Mapping("LeakyRelu", "torch.nn.functional.leaky_relu", _leaky_relu, "alpha as negative_slope (default 0.01)"),
+    Mapping("Softplus", "torch.nn.functional.softplus", _softplus,
+            "beta = 1, threshold = 20 (ONNX has none: x above 20, within 2.1e-9)"),
+    Mapping("Elu", "torch.nn.functional.elu", _elu, "alpha (default 1.0)"),
+    Mapping("HardSwish", "torch.nn.functional.hardswish", _unary, "X * relu6(X + 3) / 6"),
+    Mapping("Mish", "torch.nn.functional.mish", _unary, "X * tanh(softplus(X))"),
+    Mapping("Mod", "operator.mod", _mod, "fmod=0: A % B with the divisor's sign, NumPy broadcasting (x % 0 is 0 on ints)"),
+    Mapping("Where", "numpy.where", _where, "condition ? X : Y, the three broadcast together"),
+    Mapping("And", "numpy.logical_and", _binary, "A and B on bool tensors, NumPy broadcasting"),
+    Mapping("Or", "numpy.logical_or", _binary, "A or B on bool tensors, NumPy broadcasting"),
+    Mapping("Xor", "numpy.logical_xor", _binary, "A xor B on bool tensors, NumPy broadcasting"),
+    Mapping("Not", "numpy.logical_not", _unary, "not X on a bool tensor"),
     Mapping("ReduceSum", "numpy.sum", _reduce_sum, "sum over one axis, or adjacent axes merged by a reshape; "
             "keepdims by a reshape"),
+    Mapping("ReduceMean", "numpy.mean", _reduce_one(),
+            "mean over one axis, or adjacent axes merged by a reshape; keepdims as ONNX's"),
+    Mapping("ReduceMax", "numpy.max", _reduce_one(empty_error="ONNX gives -inf for an empty set, numpy.max raises "
+                                                  "ValueError"),
+            "max over one axis or adjacent axes merged by a reshape (NaN propagates); not over an empty set"),
+    Mapping("ReduceMin", "numpy.min", _reduce_one(empty_error="ONNX gives +inf for an empty set, numpy.min raises "
+                                                  "ValueError"),
+            "min over one axis or adjacent axes merged by a reshape (NaN propagates); not over an empty set"),
+    Mapping("ReduceProd", "numpy.prod", _reduce_one(),
+            "product over one axis, or adjacent axes merged by a reshape (an empty set gives 1)"),
+    Mapping("ReduceLogSumExp", "torch.logsumexp", _reduce_one(data="input", axis="dim", keepdims="keepdim"),
+            "log-sum-exp over one axis, or adjacent axes merged by a reshape (an empty set gives -inf)"),
+    Mapping("ArgMax", "numpy.argmax", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
+    Mapping("ArgMin", "numpy.argmin", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
+    Mapping("CumSum", "numpy.cumsum", _cumsum, "inclusive forward prefix sum: exclusive=0, reverse=0 only"),
     Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),
     Mapping("Gelu", "torch.nn.functional.gelu", _gelu, "approximate none or tanh"),
     Mapping("LayerNormalization", "torch.nn.functional.layer_norm", _layer_norm,
@@ -575,4 +821,11 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Attention", "opgen.nn.scaled_dot_product_attention", _attention,
             "not causal, no softcap or window; a mask only per key; Y only"),
     Mapping("RotaryEmbedding", "opgen.nn.rotary_embedding", _rotary, "never: ONNX passes cos/sin tables"),
+    Mapping("Transpose", "numpy.transpose", _transpose, "perm as axes (default: the dims reversed)"),
+    Mapping("Reshape", "numpy.reshape", _reshape_node,
+            "shape as the list; allowzero=0 zeros resolved to the input's dims; -1 as in NumPy"),
+    Mapping("Unsqueeze", "numpy.expand_dims", _unsqueeze, "one axis (input or attribute); several: inexpressible"),
+    Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; without axes only where exactly one dim is 1"),
+    Mapping("Trilu", "torch.triu", _trilu, "upper=1, k as diagonal (default 0); upper=0 (torch.tril): inexpressible "
+            "in a one-op row"),
 )

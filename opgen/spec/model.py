@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -54,6 +54,15 @@ class Tolerance(Strict):
     # every ordinary summation order or admits everything on short ones.
     terms: str | None = None
     rtol_per_term: float = Field(default=0.0, ge=0)
+    # Whether, where the reference's result and the kernel's are both zero, their signs must agree:
+    # -0.0 and 0.0 are equal by value but not to 1/x, copysign or atan2. Left unset (None) it is
+    # decided by the shape rule (Spec.tolerance_for, zero_sign_defined): on for ops that compute each
+    # element from the elements at its own index (elementwise, one tensor mapped to the same shape,
+    # data movement: tanh(-0.0) is -0.0, floor(-0.5) is -0.0, a transpose keeps every bit); off where
+    # a result combines several elements (reductions, rows, contractions, pooling), whose zero's sign
+    # depends on the order of the terms (np.max([0., -0.]) is -0.0, a sum of eight -0.0 is -0.0 and of
+    # seven 0.0). true or false says it outright, with a why.
+    signed_zeros: bool | None = None
     why: str = ""
 
     def at(self, terms: int) -> "Tolerance":
@@ -199,6 +208,9 @@ class Overload(Strict):
                 _check_multiple_of(key, dom, sig, info.data.get("shape"))
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
+        for p in sig.params:
+            if p.has_default:
+                _check_default(p.name, p.default, v.get(p.name))
         return v
 
     @cached_property
@@ -208,6 +220,19 @@ class Overload(Strict):
     @cached_property
     def rule(self) -> ShapeRule | None:
         return _shape_rule(self.sig, self.shape)
+
+
+def _check_default(name: str, default: Any, dom: "Domain | None") -> None:
+    """A default is what compiled calls that omit the argument pass: the gate must have drawn it."""
+    if dom is None:
+        return
+    if dom.choices is not None and default not in dom.choices:
+        raise ValueError(f"the default {name} = {default!r} is not one of domain.{name}.choices {dom.choices}: "
+                         "the gate would never test the value compiled calls pass; add it to the choices")
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if (dom.min is not None and default < dom.min) or (dom.max is not None and default > dom.max):
+            raise ValueError(f"the default {name} = {default!r} is outside domain.{name} [{dom.min}, {dom.max}]: "
+                             "the gate would never test the value compiled calls pass; widen the domain")
 
 
 def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
@@ -284,11 +309,13 @@ def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> Non
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     tensors = [p.name for p in sig.tensor_params]
     ints = [p.name for p in sig.params if str(p.type) == "int"]
+    bools = [p.name for p in sig.params if str(p.type) == "bool"]
+    int_lists = [p.name for p in sig.params if str(p.type) == "list[int]"]
     if sig.returns.is_tensor:
         if shape is None:
             raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
         try:
-            return parse_shape_rule(shape, tensors, ints)
+            return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists)
         except ShapeRuleError as exc:
             raise ValueError(str(exc)) from None
     if shape is not None:
@@ -408,11 +435,16 @@ class Spec(Strict):
         )
 
     def tolerance_for(self, overload: Overload, dt: DType) -> Tolerance:
+        """The tolerance the gate applies, with ``signed_zeros`` decided where the spec leaves it unset."""
         if dt.name in overload.tolerance:
-            return overload.tolerance[dt.name]
-        if dt.name in self.tolerance:
-            return self.tolerance[dt.name]
-        return Tolerance(rtol=dt.rtol, atol=dt.atol, why=f"default for {dt.name}")
+            tol = overload.tolerance[dt.name]
+        elif dt.name in self.tolerance:
+            tol = self.tolerance[dt.name]
+        else:
+            tol = Tolerance(rtol=dt.rtol, atol=dt.atol, why=f"default for {dt.name}")
+        if tol.signed_zeros is None:
+            tol = tol.model_copy(update={"signed_zeros": zero_sign_defined(overload)})
+        return tol
 
     def tolerance_at(self, overload: Overload, dt: DType, args: dict[str, Any]) -> Tolerance:
         """The tolerance for these arguments (a ``terms``-dependent one resolved to their length)."""
@@ -443,7 +475,26 @@ class Spec(Strict):
         blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags", "aliases", "methods"},
                                exclude_defaults=True)
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
+        # Parameter defaults are for callers (the compiler); the kernel takes every argument, and a
+        # default must lie in the domain the gate draws from, so adding one leaves entries current.
+        if any(p.has_default for p in overload.sig.params):
+            blob["overload"]["signature"] = str(overload.sig.bare())
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def zero_sign_defined(overload: Overload) -> bool:
+    """Whether the sign of a zero result is the op's to define, not its summation order's: each
+    element computed from the elements at its own index (an elementwise rule; one tensor mapped to
+    its own shape with no axis to work along, as an activation is), or moved (a transpose, a reshape)."""
+    rule = overload.rule
+    if rule is None:
+        return True
+    if rule.kind == "elementwise" or rule.kind in MOVEMENT:
+        return True
+    if rule.kind == "same_as":
+        along_axis = any(d.axis_of is not None for d in overload.domain.values())
+        return len(overload.sig.tensor_params) == 1 and not along_axis
+    return False
 
 
 def term_count(overload: Overload, terms: str, args: dict[str, Any]) -> int:

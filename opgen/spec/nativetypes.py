@@ -11,8 +11,11 @@ compiler sees and the idiomatic native types the kernels take:
 
 from __future__ import annotations
 
+import ast
+
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from opgen.spec.dtypes import DTYPES, DType, dtype
 
@@ -46,10 +49,27 @@ class NativeType:
         return None
 
 
+class _Required:
+    """The default of a parameter that has none (``Param.default``)."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     type: NativeType
+    # Python's default (``negative_slope: float = 0.01``): what a call that omits the argument
+    # passes. The native function still takes every parameter; only callers (the compiler) use it.
+    default: Any = REQUIRED
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not REQUIRED
 
 
 @dataclass(frozen=True)
@@ -58,8 +78,12 @@ class Signature:
     returns: NativeType
 
     def __str__(self) -> str:
-        args = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        args = ", ".join(f"{p.name}: {p.type}" + (f" = {p.default!r}" if p.has_default else "") for p in self.params)
         return f"({args}) -> {self.returns}"
+
+    def bare(self) -> "Signature":
+        """This signature without its defaults: what the kernel implements (it takes every argument)."""
+        return Signature(tuple(Param(p.name, p.type) for p in self.params), self.returns)
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -79,6 +103,7 @@ class SignatureError(ValueError):
 GRAMMAR_HINT = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
     "list[<scalar>] or tensor[<dtype>] with dtype one of " + ", ".join(DTYPES)
+    + "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'"
 )
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -135,7 +160,15 @@ def parse_signature(text: str) -> Signature:
             raise SignatureError(f"parameter name {name!r} is a C++ keyword; rename it (e.g. {name + '_'!r})")
         if any(p.name == name for p in params):
             raise SignatureError(f"parameter {name!r} appears twice")
-        params.append(Param(name, parse_type(typ)))
+        typ, eq, default_text = typ.partition("=")
+        ptype = parse_type(typ)
+        if eq:
+            params.append(Param(name, ptype, _default(name, ptype, default_text.strip())))
+        elif params and params[-1].has_default:
+            raise SignatureError(f"parameter {name!r} has no default but follows one that has (as in Python, "
+                                 "parameters with defaults come last)")
+        else:
+            params.append(Param(name, ptype))
     # The C ABI passes strings and lists as (pointer, <name>_len).
     lengths = {f"{p.name}_len": p.name for p in params if p.type.kind == "list" or p.type.name == "str"}
     for p in params:
@@ -146,6 +179,23 @@ def parse_signature(text: str) -> Signature:
             )
     returns = parse_type(m.group(2))
     return Signature(tuple(params), returns)
+
+
+def _default(name: str, t: NativeType, text: str) -> Any:
+    """A parameter's default: a Python literal of the parameter's scalar type (an int for a float
+    parameter is the float it equals, as Python passes it)."""
+    if t.kind != "scalar":
+        raise SignatureError(f"parameter {name!r}: only scalar parameters (int, float, bool, str) take a default")
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise SignatureError(f"parameter {name!r}: default {text!r} is not a Python literal") from None
+    if t.name == "float" and type(value) is int:
+        value = float(value)
+    want = {"int": int, "float": float, "bool": bool, "str": str}.get(t.name)
+    if want is None or type(value) is not want:
+        raise SignatureError(f"parameter {name!r}: default {text!r} is not a {t.name}")
+    return value
 
 
 def _split_top_level(body: str) -> list[str]:

@@ -7,10 +7,22 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     gufunc      "(m,k),(k,n)->(m,n)"  core dims per tensor input; leading loop dims broadcast
     elementwise                       all tensor inputs broadcast together (NumPy rules)
     reduce      {reduce: a, axis: axis}   a's shape with that axis removed
+                {reduce: a, axis: axis, keepdims: keepdims}   ... or kept as size 1 when the
+                bool parameter keepdims is true (NumPy's keepdims=True, torch's keepdim=True)
     same_as     {same_as: x}              the shape of x
     pool2d      {pool2d: x, kernel: [kh, kw], stride: [sh, sw], padding: [ph, pw]}
                 x's shape (*, H, W) with the last two dims pooled: (*, Ho, Wo),
                 Ho = (H + 2*ph - kh) // sh + 1 (torch's pooling with ceil_mode=False)
+    permute     {permute: x, axes: axes}  x's shape permuted: out.shape[i] = x.shape[axes[i]]
+                (axes a list[int] parameter, a permutation of range(ndim), negative entries count
+                from the end: numpy.transpose)
+    reshape     {reshape: x, shape: shape}  the list[int] parameter shape, one negative entry
+                standing for the size the others leave (numpy.reshape)
+    expand_dims {expand_dims: x, axis: axis}  x's shape with a dim of 1 inserted at axis (an axis
+                of the result, in [-ndim-1, ndim])
+    squeeze     {squeeze: x, axis: axis}  x's shape with axis removed; that dim must be 1
+    The last four are data movement: the shim checks the parameters (NumPy's errors, as
+    ValueError) before the kernel runs, and for parameters it rejects the shape is (0,).
 """
 
 from __future__ import annotations
@@ -30,13 +42,15 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | permute | reshape | expand_dims | squeeze
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
     source: str | None = None  # tensor param for reduce / same_as
     axis: str | None = None  # int param naming the reduced axis
+    keepdims: str | None = None  # reduce: the bool param that keeps the reduced axis as size 1
     pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
+    dims: str | None = None  # permute: the list[int] param of axes; reshape: the list[int] param of the new shape
 
     def describe(self) -> str:
         if self.kind == "gufunc":
@@ -44,6 +58,9 @@ class ShapeRule:
         if self.kind == "elementwise":
             return "elementwise: tensor inputs broadcast together (NumPy rules)"
         if self.kind == "reduce":
+            if self.keepdims is not None:
+                return (f"reduce: shape of {self.source} with axis {self.axis} kept as size 1 when {self.keepdims} "
+                        "is true, removed when it is false (negative axes count from the end)")
             return f"reduce: shape of {self.source} with axis {self.axis} removed (negative axes count from the end)"
         if self.kind == "pool2d":
             kh, kw, sh, sw, ph, pw = self.pool
@@ -51,7 +68,25 @@ class ShapeRule:
                     f"and Wo = (W + 2*{pw} - {kw}) // {sw} + 1; opgen's shim has already raised ValueError for "
                     f"parameters the op rejects ({kh}, {kw}, {sh}, {sw} < 1, {ph}, {pw} < 0, a padding over half "
                     "its kernel, H or W == 0, an output size below 1), so the kernel sees valid ones only")
+        if self.kind in MOVEMENT:
+            return self._describe_movement()
         return f"same shape as {self.source}"
+
+    def _describe_movement(self) -> str:
+        checked = ("; opgen's shim has already raised ValueError for parameters the op rejects, so the kernel "
+                   "sees valid ones only")
+        x = self.source
+        if self.kind == "permute":
+            return (f"permute: out.shape[i] = {x}.shape[{self.dims}[i]]; {self.dims} is a permutation of "
+                    f"range({x}.ndim), a negative entry counting from the end (numpy.transpose)" + checked)
+        if self.kind == "reshape":
+            return (f"reshape: out's shape is {self.dims}, one negative entry standing for the size the others "
+                    f"leave, and out has {x}'s elements in C order (numpy.reshape)" + checked)
+        if self.kind == "expand_dims":
+            return (f"expand_dims: {x}'s shape with a dim of 1 inserted at {self.axis}, an axis of the result "
+                    f"(in [-{x}.ndim - 1, {x}.ndim], negative counting from the end)" + checked)
+        return (f"squeeze: {x}'s shape with axis {self.axis} removed (negative counts from the end); "
+                "that dim has size 1" + checked)
 
     def output_shape(self, args: dict[str, Any], tensor_names: list[str]) -> tuple[int, ...]:
         """Output shape for concrete arguments; raises ValueError on incompatible shapes."""
@@ -62,10 +97,16 @@ class ShapeRule:
             return tuple(np.shape(args[self.source]))
         if self.kind == "pool2d":
             return pool2d_shape(np.shape(args[self.source]), *(int(args[p]) for p in self.pool))
+        if self.kind in MOVEMENT:
+            shape, _ = movement_shape(self, tuple(np.shape(args[self.source])), args)
+            return shape
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
             ax = normalize_axis(int(args[self.axis]), len(shape))
-            del shape[ax]
+            if self.keepdims is not None and bool(args[self.keepdims]):
+                shape[ax] = 1
+            else:
+                del shape[ax]
             return tuple(shape)
         sizes: dict[str, int] = {}
         loops = []
@@ -111,14 +152,74 @@ def pool2d_shape(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph:
     return shape[:-2] + ((shape[-2] + 2 * ph - kh) // sh + 1, (shape[-1] + 2 * pw - kw) // sw + 1)
 
 
+MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze")
+INT64_MAX = 2**63 - 1
+
+
+def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]) -> tuple[tuple[int, ...], str | None]:
+    """(out's shape, None) for parameters a data-movement rule accepts, else ((0,), why): NumPy's
+    errors (all ValueError; NumPy's AxisError is one), which the C++ and Rust shims check in the
+    same words before the kernel runs."""
+    shape = tuple(int(s) for s in shape)
+    ndim = len(shape)
+    if rule.kind == "permute":
+        axes = [int(a) for a in args[rule.dims]]
+        if len(axes) != ndim:
+            return (0,), "axes don't match array"
+        if any(not -ndim <= a < ndim for a in axes):
+            return (0,), "axis out of range"
+        axes = [a % ndim for a in axes]
+        if len(set(axes)) != ndim:
+            return (0,), "repeated axis in transpose"
+        return tuple(shape[a] for a in axes), None
+    if rule.kind == "reshape":
+        new = [int(d) for d in args[rule.dims]]
+        size = 1
+        for s in shape:
+            size *= s
+        unknown = [i for i, d in enumerate(new) if d < 0]
+        if len(unknown) > 1:
+            return (0,), "can only specify one unknown dimension"
+        known = 1
+        for d in new:
+            if d >= 0:
+                known *= d
+        mismatch = "cannot reshape: the new shape's size differs from the input's"
+        if known > INT64_MAX:
+            return (0,), mismatch
+        if unknown:
+            if known == 0 or size % known:
+                return (0,), mismatch
+            new[unknown[0]] = size // known
+        elif known != size:
+            return (0,), mismatch
+        return tuple(new), None
+    axis = int(args[rule.axis])
+    if rule.kind == "expand_dims":
+        if not -ndim - 1 <= axis <= ndim:
+            return (0,), "axis out of range"
+        axis %= ndim + 1
+        return shape[:axis] + (1,) + shape[axis:], None
+    if ndim == 0 and axis in (0, -1):
+        return (), None  # NumPy's quirk: a 0-d array squeezes along axis 0 or -1 to itself
+    if not -ndim <= axis < ndim:
+        return (0,), "axis out of range"
+    axis %= ndim
+    if shape[axis] != 1:
+        return (0,), "cannot select an axis to squeeze out which has size not equal to one"
+    return shape[:axis] + shape[axis + 1:], None
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
     return axis % ndim
 
 
-def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str]) -> ShapeRule:
-    """Parse the spec's ``shape:`` value; errors say which form is expected."""
+def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
+                     bool_params: list[str] | None = None, int_list_params: list[str] | None = None) -> ShapeRule:
+    """Parse the spec's ``shape:`` value; errors say which form is expected. ``bool_params``: the
+    signature's bool parameters (a reduce rule's ``keepdims`` must name one)."""
     if raw == "elementwise":
         return ShapeRule("elementwise")
     if isinstance(raw, str):
@@ -140,10 +241,12 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str]) 
     if isinstance(raw, dict) and set(raw) == {"same_as"}:
         _need(raw["same_as"], tensor_params, "same_as", "tensor")
         return ShapeRule("same_as", source=raw["same_as"])
-    if isinstance(raw, dict) and set(raw) == {"reduce", "axis"}:
+    if isinstance(raw, dict) and set(raw) in ({"reduce", "axis"}, {"reduce", "axis", "keepdims"}):
         _need(raw["reduce"], tensor_params, "reduce", "tensor")
         _need(raw["axis"], int_params, "axis", "int")
-        return ShapeRule("reduce", source=raw["reduce"], axis=raw["axis"])
+        if "keepdims" in raw:
+            _need(raw["keepdims"], bool_params or [], "keepdims", "bool")
+        return ShapeRule("reduce", source=raw["reduce"], axis=raw["axis"], keepdims=raw.get("keepdims"))
     if isinstance(raw, dict) and set(raw) == {"pool2d", "kernel", "stride", "padding"}:
         _need(raw["pool2d"], tensor_params, "pool2d", "tensor")
         names = []
@@ -155,9 +258,20 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str]) 
                 _need(name, int_params, key, "int")
             names += pair
         return ShapeRule("pool2d", source=raw["pool2d"], pool=tuple(names))
+    for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
+                            ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):
+        if isinstance(raw, dict) and set(raw) == {kind, key}:
+            _need(raw[kind], tensor_params, kind, "tensor")
+            _need(raw[key], (int_list_params or []) if what == "list[int]" else int_params, key, what)
+            if what == "int":
+                return ShapeRule(kind, source=raw[kind], axis=raw[key])
+            return ShapeRule(kind, source=raw[kind], dims=raw[key])
     raise ShapeRuleError(
         "shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} or "
+        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
+        "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
+        "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
+        "{squeeze: <tensor param>, axis: <int param>} or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
     )
 

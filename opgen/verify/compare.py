@@ -87,6 +87,16 @@ def compare_tensor(got: np.ndarray, ref: np.ndarray, tol: Tolerance, scale: np.n
             f"{bad_count} of {got.size} elements are off",
             {"index": idx, "expected": _fmt(r[idx]), "got": _fmt(g[idx]), "mismatched": bad_count},
         )
+    if tol.signed_zeros:
+        flipped = (r == 0) & (g == 0) & (np.signbit(r) != np.signbit(g))
+        if flipped.any():
+            idx = tuple(int(i) for i in np.argwhere(flipped)[0])
+            raise Mismatch(
+                "value",
+                f"first mismatch at index {idx} of shape {got.shape}: expected {_fmt(r[idx])}, got {_fmt(g[idx])} "
+                f"(the sign of zero differs; {int(flipped.sum())} of {got.size} elements)",
+                {"index": idx, "expected": _fmt(r[idx]), "got": _fmt(g[idx]), "mismatched": int(flipped.sum())},
+            )
     finite = np.isfinite(r) & np.isfinite(g)
     if finite.any():
         # Relative error is reported where it means something: above atol (results in the

@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
-from opgen.spec.shapes import pool2d_error
+from opgen.spec.shapes import MOVEMENT, pool2d_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec
 from opgen.verify.strategies import examples, lay_out, special_value
 
@@ -324,6 +324,8 @@ class _Builder:
         """``specials``: whether special values may be planted (by default on any data but normal).
         A case aimed at a precision downgrade plants none: one nan or inf in a reduced row makes
         that row nonfinite on both sides, and a single long run is then hidden whole."""
+        if self.rule is not None and self.rule.kind in MOVEMENT:
+            shapes, scalars = self._movement(dict(shapes), dict(scalars or {}))
         if self.nbytes(shapes) > self.budget.max_bytes:
             return None  # checked before any value is drawn: a case over budget costs nothing
         dist = dist or self.next_distribution()
@@ -366,6 +368,46 @@ class _Builder:
                 args[k] = lay_out(v, chosen)
         return ScaleCase(name=f"{name}, {dist}" + ("" if chosen == "contiguous" else f", {chosen}"),
                          args=args, origin=origin, distribution=dist, layout=chosen, notes=notes or [])
+
+    def _movement(self, shapes: dict[str, tuple[int, ...]], scalars: dict[str, Any]) -> tuple[dict, dict]:
+        """A data-movement rule's parameter, valid for the case's shape where the case gives none:
+        a permutation, a regrouping of the dims (one in three with a -1), an axis; a squeeze case's
+        shape gets a dim of 1 at its axis (the axis the case names, as an axis of that shape)."""
+        rule, rng = self.rule, self.rng
+        shape = tuple(shapes[rule.source])
+        ndim = len(shape)
+        if rule.kind == "squeeze":
+            axis = scalars.get(rule.axis)
+            axis = int(rng.integers(-ndim - 1, ndim + 1)) if axis is None else int(axis)
+            if not (-ndim <= axis < ndim and shape[axis] == 1):
+                if not -ndim - 1 <= axis <= ndim:
+                    axis = int(rng.integers(-ndim - 1, ndim + 1))
+                at = axis % (ndim + 1)
+                shapes[rule.source] = shape[:at] + (1,) + shape[at:]
+            scalars[rule.axis] = axis
+        elif rule.kind == "expand_dims" and rule.axis not in scalars:
+            scalars[rule.axis] = int(rng.integers(-ndim - 1, ndim + 1))
+        elif rule.kind == "expand_dims" and not -ndim - 1 <= int(scalars[rule.axis]) <= ndim:
+            scalars[rule.axis] = int(rng.integers(-ndim - 1, ndim + 1))
+        elif rule.kind == "permute" and rule.dims not in scalars:
+            scalars[rule.dims] = [int(a) for a in rng.permutation(ndim)]
+        elif rule.kind == "reshape" and rule.dims not in scalars:
+            new: list[int] = []
+            i = 0
+            while i < ndim:
+                run = int(rng.integers(1, ndim - i + 1))
+                size = int(np.prod(shape[i:i + run], dtype=np.int64))
+                i += run
+                f = [d for d in (2, 3, 4, 8, 16, 64, 128) if size % d == 0 and d < size]
+                if f and rng.random() < 0.5:
+                    d = int(rng.choice(f))
+                    new += [d, size // d]
+                else:
+                    new.append(size)
+            if new and rng.random() < 1 / 3 and int(np.prod(shape, dtype=np.int64)):
+                new[int(rng.integers(0, len(new)))] = -1
+            scalars[rule.dims] = new
+        return shapes, scalars
 
     def _fix_pool(self, args: dict[str, Any]) -> bool:
         kh, kw, sh, sw, ph, pw = self.rule.pool

@@ -22,6 +22,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload
+from opgen.spec.shapes import MOVEMENT
 from opgen.verify import bpe_strategies, text_strategies
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -244,11 +245,14 @@ def _multiples(draw: st.DrawFn, shapes: dict[str, tuple[int, ...]], overload: Ov
 def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
     shapes = _shapes(draw, overload)
+    moved = _movement_params(draw, overload, shapes)
     args: dict[str, Any] = {}
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
         t = p.type
-        if t.kind == "tensor" and dom.index_into is not None:
+        if p.name in moved:
+            args[p.name] = moved[p.name]
+        elif t.kind == "tensor" and dom.index_into is not None:
             table = shapes[dom.index_into]
             args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom, index_bound=table[0] if table else 0,
                                         out_of_range=any(r.error == "IndexError" for r in overload.raises)),
@@ -268,6 +272,78 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         else:
             args[p.name] = draw(_scalar(t, dom), label=p.name)
     return args
+
+
+def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int, ...]]) -> dict[str, Any]:
+    """The parameter of a data-movement shape rule (permute, reshape, expand_dims, squeeze), drawn
+    valid for the drawn shape: a permutation of range(ndim), a shape of the same size (now and then
+    with one -1), an axis in range (squeeze: the drawn shape gets a 1 there). Where the overload
+    declares ValueError, one draw in eight is one the op rejects (NumPy's errors)."""
+    rule = overload.rule
+    if rule is None or rule.kind not in MOVEMENT:
+        return {}
+    shape = shapes[rule.source]
+    ndim = len(shape)
+    bad = "ValueError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="rejected parameter") == 3
+    sign = lambda a, n: a - n if draw(st.booleans(), label="negative axis") else a  # noqa: E731
+    if rule.kind == "permute":
+        axes = [sign(a, ndim) for a in draw(st.permutations(range(ndim)), label="axes")]
+        if bad:
+            how = draw(st.sampled_from(["length", "range", "repeat"] if ndim else ["length", "range"]), label="how")
+            if how == "length":
+                axes = axes[:-1] if axes and draw(st.booleans(), label="shorter") else axes + [ndim]
+            elif how == "range":
+                axes = axes[:-1] + [draw(st.sampled_from([ndim, -ndim - 1, ndim + 3]), label="axis")] if axes else [0]
+            else:
+                axes = axes + [axes[0]] if ndim == 1 else [axes[1]] + axes[1:]
+        return {rule.dims: axes}
+    if rule.kind == "reshape":
+        new = draw(_regrouped(shape), label="new shape")
+        if bad:
+            hows = ["two unknown", "unknown of 0"] + (["size"] if int(np.prod(shape)) else [])
+            how = draw(st.sampled_from(hows), label="how")
+            new = [-1, -1] + new if how == "two unknown" else [-1, 0] + new if how == "unknown of 0" else new + [2]
+        elif new and draw(st.integers(0, 2), label="unknown dim") == 0:
+            at = draw(st.integers(0, len(new) - 1), label="unknown at")
+            if int(np.prod(new[:at] + new[at + 1:])):  # else NumPy cannot infer it (an error)
+                new[at] = draw(st.sampled_from([-1, -1, -1, -2]), label="unknown")
+        return {rule.dims: [int(d) for d in new]}
+    if rule.kind == "expand_dims":
+        if bad:
+            return {rule.axis: draw(st.sampled_from([ndim + 1, -ndim - 2, ndim + 5]), label="axis")}
+        return {rule.axis: draw(st.integers(-ndim - 1, ndim), label="axis")}
+    # squeeze
+    if bad or ndim == 0:
+        axis = draw(st.sampled_from([ndim, -ndim - 1] + ([draw(st.integers(-ndim, ndim - 1), label="at")] if ndim else [])),
+                    label="axis")
+        return {rule.axis: axis}
+    axis = draw(st.integers(-ndim, ndim - 1), label="axis")
+    shapes[rule.source] = shape[:axis % ndim] + (1,) + shape[axis % ndim + 1:]
+    return {rule.axis: axis}
+
+
+@st.composite
+def _regrouped(draw: st.DrawFn, shape: tuple[int, ...]) -> list[int]:
+    """A shape with shape's size: its dims merged in runs, split into factors, 1s inserted."""
+    dims = list(shape)
+    out: list[int] = []
+    i = 0
+    while i < len(dims):
+        run = draw(st.integers(1, max(len(dims) - i, 1)), label="merge")
+        size = int(np.prod(dims[i:i + run]))
+        i += run
+        f = [d for d in range(2, min(size, 64) + 1) if size % d == 0 and d < size]
+        if f and len(out) < 5 and draw(st.booleans(), label="split"):
+            d = draw(st.sampled_from(f), label="factor")
+            out += [d, size // d]
+        else:
+            out.append(size)
+    for _ in range(draw(st.integers(0, 2), label="ones")):
+        if len(out) < 8:  # OPGEN_MAX_DIMS: the native tensor's largest rank
+                out.insert(draw(st.integers(0, len(out)), label="one at"), 1)
+    if not out and draw(st.booleans(), label="0-d as [1]"):
+        out = [1]
+    return out
 
 
 def string_strategy(dom: Domain) -> st.SearchStrategy[str]:

@@ -181,6 +181,71 @@ inline std::vector<int64_t> shape_reduce(const Array& a, int64_t axis) {
   return s;
 }
 
+// A reduce rule with keepdims: the reduced axis kept as size 1 when keepdims is true.
+inline std::vector<int64_t> shape_reduce(const Array& a, int64_t axis, bool keepdims) {
+  if (!keepdims) return shape_reduce(a, axis);
+  std::vector<int64_t> s = a.shape();
+  s[shim::normalize_axis(axis, a.ndim())] = 1;
+  return s;
+}
+
+// Data-movement rules (opgen.spec.shapes.movement_shape): out's shape where the op accepts the
+// parameters; {0} where it does not (the shim then raises ValueError before it looks at out).
+inline std::vector<int64_t> shape_permute(const Array& a, const std::vector<int64_t>& axes) {
+  const int64_t nd = a.ndim();
+  if (static_cast<int64_t>(axes.size()) != nd) return {0};
+  std::vector<int64_t> s;
+  std::vector<char> seen(static_cast<size_t>(nd), 0);
+  for (int64_t ax : axes) {
+    if (ax < -nd || ax >= nd) return {0};
+    const int64_t k = ax < 0 ? ax + nd : ax;
+    if (seen[static_cast<size_t>(k)]) return {0};
+    seen[static_cast<size_t>(k)] = 1;
+    s.push_back(a.shape()[static_cast<size_t>(k)]);
+  }
+  return s;
+}
+
+inline std::vector<int64_t> shape_reshape(const Array& a, const std::vector<int64_t>& shape) {
+  int64_t size = 1, known = 1, unknown = -1;
+  for (int64_t d : a.shape()) size *= d;
+  bool big = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      if (unknown >= 0) return {0};
+      unknown = static_cast<int64_t>(i);
+    } else if (shape[i] == 0) {
+      known = 0;
+      big = false;
+    } else if (known != 0 && (big || __builtin_mul_overflow(known, shape[i], &known))) {
+      big = true;
+    }
+  }
+  if (big || (unknown >= 0 ? (known == 0 || size % known != 0) : known != size)) return {0};
+  std::vector<int64_t> s(shape);
+  if (unknown >= 0) s[static_cast<size_t>(unknown)] = size / known;
+  return s;
+}
+
+inline std::vector<int64_t> shape_expand_dims(const Array& a, int64_t axis) {
+  const int64_t nd = a.ndim();
+  if (axis < -nd - 1 || axis > nd) return {0};
+  std::vector<int64_t> s = a.shape();
+  s.insert(s.begin() + (axis < 0 ? axis + nd + 1 : axis), 1);
+  return s;
+}
+
+inline std::vector<int64_t> shape_squeeze(const Array& a, int64_t axis) {
+  const int64_t nd = a.ndim();
+  if (nd == 0 && (axis == 0 || axis == -1)) return {};  // NumPy: a 0-d array squeezes to itself
+  if (axis < -nd || axis >= nd) return {0};
+  const int64_t k = axis < 0 ? axis + nd : axis;
+  if (a.shape()[static_cast<size_t>(k)] != 1) return {0};
+  std::vector<int64_t> s = a.shape();
+  s.erase(s.begin() + k);
+  return s;
+}
+
 inline std::vector<int64_t> shape_elementwise(std::initializer_list<const Array*> inputs) {
   std::vector<std::vector<int64_t>> shapes;
   for (const Array* a : inputs) shapes.push_back(a->shape());
