@@ -1,0 +1,162 @@
+// numpy.clip, overload f64: out[i] = min(max(x[i], a_min), a_max) elementwise for float64 tensors
+// with scalar bounds, exactly as numpy.clip computes it.
+//
+// The double bounds are first rounded to the tensor's dtype (round to nearest; beyond the
+// float32 range they become +-inf), as NumPy converts a Python float for a float32 array. If
+// either bound is nan the whole result is nan (a_min's nan if it is nan, else a_max's). Otherwise
+// t = x < lo ? lo : x; out = t > hi ? hi : t: a nan x stays nan, on a tie x itself is kept (so
+// clip(-0.0, 0.0, 1.0) is -0.0 and clip(0.0, -0.0, 0.0) is 0.0), and a_min > a_max gives a_max.
+// 8 lanes at a time with GCC vector extensions (one 512-bit register with AVX-512), no
+// branches. `x` may be strided (any strides, including 0 and negative), 0-d or empty; `out` is
+// contiguous with x's shape. Dims of size 1 are dropped and mergeable neighbours merged, so a
+// contiguous (or contiguous-in-rows) input is one long vector loop. An output of 8 MiB or more
+// from a contiguous input is written with non-temporal stores (AVX-512), which skip reading
+// `out` into the cache first; smaller outputs stay in the cache for whatever reads them next.
+#include "opgen_kernel.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace opgen::kernels {
+
+namespace {
+
+// The vector types below never cross a library boundary; silence GCC's note that their
+// calling convention depends on -m flags (it appears when -march lacks AVX/AVX-512).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+constexpr int L = 8;
+typedef double V __attribute__((vector_size(64)));
+typedef int64_t M __attribute__((vector_size(64)));
+
+constexpr int64_t kStreamBytes = int64_t(8) << 20;
+
+// Every lane set to s (not V{} + s, which turns -0.0 into +0.0).
+inline V splat(double s) {
+  V v;
+  for (int k = 0; k < L; ++k) v[k] = s;
+  return v;
+}
+
+struct Op {
+  V lo, hi;  // the bounds, splat to every lane (already in the tensor's dtype)
+  // t = x < lo ? lo : x, then t > hi ? hi : t: a nan x fails both comparisons and stays itself;
+  // a tie keeps x (clip(-0.0, 0.0, 1.0) is -0.0), and lo > hi gives hi everywhere.
+  inline V operator()(V v) const {
+    const M below = (M)(v < lo);
+    V t = (V)((below & (M)lo) | (~below & (M)v));
+    const M above = (M)(t > hi);
+    return (V)((above & (M)hi) | (~above & (M)t));
+  }
+};
+
+// n contiguous outputs from inputs `stride` elements apart (any stride: 0, negative).
+void run(const Op& op, const double* x, int64_t stride, double* y, int64_t n) {
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + L <= n; i += L) {
+      V v;
+      std::memcpy(&v, x + i, sizeof v);
+      v = op(v);
+      std::memcpy(y + i, &v, sizeof v);
+    }
+  } else {
+    for (; i + L <= n; i += L) {
+      const double* s = x + i * stride;
+      V v;
+      for (int k = 0; k < L; ++k) v[k] = s[k * stride];
+      v = op(v);
+      std::memcpy(y + i, &v, sizeof v);
+    }
+  }
+  if (i < n) {  // the tail, through a buffer padded with harmless lanes
+    double buf[L] = {};
+    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j * stride];
+    V v;
+    std::memcpy(&v, buf, sizeof v);
+    v = op(v);
+    std::memcpy(buf, &v, sizeof v);
+    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
+  }
+}
+
+// A contiguous run of n elements with non-temporal stores: scalar lanes up to the first 64-byte
+// boundary of y, then whole vectors streamed, then the tail.
+void run_streaming(const Op& op, const double* x, double* y, int64_t n) {
+#if defined(__AVX512F__)
+  int64_t head = 0;
+  while (head < n && (reinterpret_cast<uintptr_t>(y + head) & 63) != 0) ++head;
+  run(op, x, 1, y, head);
+  int64_t i = head;
+  for (; i + L <= n; i += L) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    v = op(v);
+    _mm512_stream_pd((double*)(y + i), (__m512d)v);
+  }
+  _mm_sfence();
+  run(op, x + i, 1, y + i, n - i);
+#else
+  run(op, x, 1, y, n);
+#endif
+}
+
+}  // namespace
+
+void numpy_clip__f64(const opgen::Tensor& a, double a_min, double a_max, opgen::Tensor& out) {
+  const int64_t total = a.numel();
+  if (total == 0) return;
+  const double* src = a.data<double>();
+  double* dst = out.data<double>();
+  const double lo = static_cast<double>(a_min), hi = static_cast<double>(a_max);
+  if (lo != lo || hi != hi) {  // a nan bound: NumPy's result is nan everywhere
+    const double fill = lo != lo ? lo : hi;
+    for (int64_t i = 0; i < total; ++i) dst[i] = fill;
+    return;
+  }
+  const Op op{splat(lo), splat(hi)};
+  // Row-major dims of a with size-1 dims dropped and mergeable neighbours merged, so the
+  // innermost run is as long as the strides allow. out is contiguous throughout.
+  int nd = 0;
+  int64_t shape[OPGEN_MAX_DIMS], stride[OPGEN_MAX_DIMS];
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (a.size(d) == 1) continue;
+    if (nd > 0 && stride[nd - 1] == a.stride(d) * a.size(d)) {
+      shape[nd - 1] *= a.size(d);
+      stride[nd - 1] = a.stride(d);
+    } else {
+      shape[nd] = a.size(d);
+      stride[nd] = a.stride(d);
+      ++nd;
+    }
+  }
+  if (nd == 0) {  // 0-d, or every dim of size 1
+    run(op, src, 1, dst, 1);
+    return;
+  }
+  if (nd == 1 && stride[0] == 1 && total * int64_t(sizeof(double)) >= kStreamBytes) {
+    run_streaming(op, src, dst, total);
+    return;
+  }
+  const int64_t len = shape[nd - 1], len_stride = stride[nd - 1];
+  const int64_t runs = total / len;
+  int64_t idx[OPGEN_MAX_DIMS] = {};
+  int64_t off = 0;
+  for (int64_t r = 0; r < runs; ++r) {
+    run(op, src + off, len_stride, dst + r * len, len);
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < shape[d]) {
+        off += stride[d];
+        break;
+      }
+      off -= stride[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace opgen::kernels

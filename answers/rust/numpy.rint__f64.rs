@@ -1,0 +1,46 @@
+// numpy.rint, overload f64: out[i] = rint(x[i]) elementwise for float64 tensors.
+//
+// `f64::round_ties_even` is IEEE roundToIntegral (LLVM's roundeven, one vrndscale per vector with
+// AVX-512), so the result is the nearest integer value, ties to even: rint(0.5) = +0.0, rint(1.5) = rint(2.5) = 2.0,
+// rint(-0.4) = rint(-0.5) = -0.0;
+// inf, -inf and already-integral values (|x| >= 2^52) are unchanged, nan stays nan.
+// The loop over a contiguous run is branch-free, so LLVM vectorises it (512-bit registers with
+// AVX-512). `x` may be strided (any strides, including 0 and negative), 0-d or empty; `out` is
+// contiguous with x's shape: a strided lane is copied to a buffer first.
+use opgen::{Result, TensorMut, TensorRef};
+
+#[inline(always)]
+fn apply(s: f64) -> f64 {
+    s.round_ties_even()
+}
+
+fn run(src: &[f64], dst: &mut [f64]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = apply(s);
+    }
+}
+
+pub fn numpy_rint__f64(x: &TensorRef<f64>, out: &mut TensorMut<f64>) -> Result<()> {
+    let dst = out.as_mut_slice();
+    if let Some(src) = x.as_slice() {
+        run(src, dst);
+        return Ok(());
+    }
+    // Strided: lane by lane along the last dim (each a contiguous run of out).
+    let last = x.ndim() - 1; // a 0-d view is always contiguous
+    let len = x.size(last);
+    if len == 0 {
+        return Ok(());
+    }
+    let mut buf = vec![0.0f64; len];
+    for (lane, d) in x.lanes(last).zip(dst.chunks_exact_mut(len)) {
+        match lane.as_slice() {
+            Some(s) => run(s, d),
+            None => {
+                lane.copy_to(&mut buf);
+                run(&buf, d);
+            }
+        }
+    }
+    Ok(())
+}
