@@ -1,0 +1,237 @@
+// numpy.reshape, overload f32: out = a's elements in C order, in out's shape (the shim has
+// resolved the -1 and checked the element count and allocated out accordingly).
+//
+// out is contiguous, so out's flat index i holds a's i-th element in row-major order: the kernel
+// copies a's strided view into out. A contiguous a is one (parallel) memcpy; otherwise size-1
+// dims are dropped, neighbours merged, and rows copied (memcpy where a's inner dim is contiguous,
+// a blocked transpose where another dim is). Values are copied bit for bit.
+#include "opgen_kernel.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace opgen::kernels {
+
+namespace {
+
+using T = float;
+
+// The vector types below never cross a library boundary; silence GCC's note that their
+// calling convention depends on -m flags.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// A copy is bound by memory bandwidth: a second thread only pays for itself on large tensors
+// (and on a loaded machine a thread team costs more than it saves on small ones).
+constexpr int64_t kPerThreadBytes = int64_t(1) << 22;
+constexpr int64_t kTile = 32;  // the 2-D tile of a blocked transpose (32 x 32 elements)
+
+// A strided view (shape, strides in elements) of the source in out's order: out is its
+// contiguous copy. Size-1 dims are dropped and neighbours merged wherever the source allows,
+// so a contiguous source is one run (a memcpy) and a permuted one keeps only the dims it must.
+struct View {
+  int nd = 0;
+  int64_t shape[OPGEN_MAX_DIMS];
+  int64_t stride[OPGEN_MAX_DIMS];
+};
+
+View collapse(int nd0, const int64_t* shape, const int64_t* stride) {
+  View v;
+  for (int d = 0; d < nd0; ++d) {
+    if (shape[d] == 1) continue;
+    if (v.nd > 0 && v.stride[v.nd - 1] == stride[d] * shape[d]) {
+      v.shape[v.nd - 1] *= shape[d];
+      v.stride[v.nd - 1] = stride[d];
+    } else {
+      v.shape[v.nd] = shape[d];
+      v.stride[v.nd] = stride[d];
+      ++v.nd;
+    }
+  }
+  return v;
+}
+
+int team_for(int64_t bytes) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  const int64_t by_size = bytes / kPerThreadBytes;
+  return static_cast<int>(by_size < threads ? (by_size < 1 ? 1 : by_size) : threads);
+}
+
+// An odometer over the outer dims (shape, source strides) of a view: the source offset of the
+// current item, advanced one item at a time (no divisions after the start).
+struct Odometer {
+  int n = 0;
+  int64_t shape[OPGEN_MAX_DIMS], stride[OPGEN_MAX_DIMS], idx[OPGEN_MAX_DIMS];
+  int64_t off = 0;
+  void start(int64_t item) {
+    off = 0;
+    for (int k = n - 1; k >= 0; --k) {
+      idx[k] = item % shape[k];
+      item /= shape[k];
+      off += idx[k] * stride[k];
+    }
+  }
+  void next() {
+    for (int k = n - 1; k >= 0; --k) {
+      if (++idx[k] < shape[k]) {
+        off += stride[k];
+        return;
+      }
+      off -= stride[k] * (shape[k] - 1);
+      idx[k] = 0;
+    }
+  }
+};
+
+// Elements of 4 or 8 bytes as unsigned integers (bits copied, never values converted).
+template <size_t N> struct Bits;
+template <> struct Bits<4> { typedef uint32_t type; };
+template <> struct Bits<8> { typedef uint64_t type; };
+
+// y[i * ldy + j] = x[j * ldx + i] for an 8 x 8 block: 8 vector loads (x contiguous along i),
+// a 3-stage shuffle network, 8 vector stores (y contiguous along j).
+template <class U>
+inline void transpose8(const U* x, int64_t ldx, U* y, int64_t ldy) {
+  typedef U v8 __attribute__((vector_size(8 * sizeof(U))));
+  typedef typename std::conditional<sizeof(U) == 4, int32_t, int64_t>::type I;
+  typedef I m8 __attribute__((vector_size(8 * sizeof(U))));
+  v8 r[8], t[8];
+  for (int j = 0; j < 8; ++j) std::memcpy(&r[j], x + j * ldx, sizeof(v8));
+  const m8 s1lo = {0, 8, 2, 10, 4, 12, 6, 14}, s1hi = {1, 9, 3, 11, 5, 13, 7, 15};
+  const m8 s2lo = {0, 1, 8, 9, 4, 5, 12, 13}, s2hi = {2, 3, 10, 11, 6, 7, 14, 15};
+  const m8 s3lo = {0, 1, 2, 3, 8, 9, 10, 11}, s3hi = {4, 5, 6, 7, 12, 13, 14, 15};
+  for (int p = 0; p < 8; p += 2) {
+    t[p] = __builtin_shuffle(r[p], r[p + 1], s1lo);
+    t[p + 1] = __builtin_shuffle(r[p], r[p + 1], s1hi);
+  }
+  for (int p : {0, 1, 4, 5}) {
+    r[p] = __builtin_shuffle(t[p], t[p + 2], s2lo);
+    r[p + 2] = __builtin_shuffle(t[p], t[p + 2], s2hi);
+  }
+  for (int p = 0; p < 4; ++p) {
+    t[p] = __builtin_shuffle(r[p], r[p + 4], s3lo);
+    t[p + 4] = __builtin_shuffle(r[p], r[p + 4], s3hi);
+  }
+  for (int i = 0; i < 8; ++i) std::memcpy(y + i * ldy, &t[i], sizeof(v8));
+}
+
+template <class T>
+void copy_view(const T* src, int nd0, const int64_t* shape0, const int64_t* stride0, T* dst) {
+  int64_t total = 1;
+  for (int d = 0; d < nd0; ++d) total *= shape0[d];
+  if (total == 0) return;
+  const View v = collapse(nd0, shape0, stride0);
+  if (v.nd == 0) {
+    dst[0] = src[0];
+    return;
+  }
+  const int threads = team_for(total * int64_t(sizeof(T)));
+  if (v.nd == 1 && v.stride[0] == 1) {  // contiguous: a (parallel) memcpy
+    if (threads == 1) {
+      std::memcpy(dst, src, size_t(total) * sizeof(T));
+      return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+      int t = 0, team = 1;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+      team = omp_get_num_threads();
+#endif
+      const int64_t lo = (total * t / team) & ~int64_t(15), hi = t + 1 == team ? total : (total * (t + 1) / team) & ~int64_t(15);
+      if (lo < hi) std::memcpy(dst + lo, src + lo, size_t(hi - lo) * sizeof(T));
+    }
+    return;
+  }
+  const int inner = v.nd - 1;
+  const int64_t n = v.shape[inner], s = v.stride[inner];
+  // out is (outer..., [m,] n). Where the source is contiguous along out's second-to-last dim
+  // (stride 1) and not along its inner one, that pair is transposed in tiles.
+  const bool tiled = v.nd >= 2 && s != 1 && v.stride[inner - 1] == 1;
+  const int64_t m = tiled ? v.shape[inner - 1] : 1;
+  Odometer od0;
+  od0.n = tiled ? inner - 1 : inner;
+  for (int k = 0; k < od0.n; ++k) {
+    od0.shape[k] = v.shape[k];
+    od0.stride[k] = v.stride[k];
+  }
+  int64_t items = 1;
+  for (int k = 0; k < od0.n; ++k) items *= od0.shape[k];
+  if (!tiled) {  // rows along the inner dim, strided or not
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      int t = 0, team = 1;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+      team = omp_get_num_threads();
+#endif
+      const int64_t lo = items * t / team, hi = items * (t + 1) / team;
+      Odometer od = od0;
+      od.start(lo);
+      for (int64_t item = lo; item < hi; ++item, od.next()) {
+        const T* x = src + od.off;
+        T* y = dst + item * n;
+        if (s == 1) {
+          for (int64_t j = 0; j < n; ++j) y[j] = x[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) y[j] = x[j * s];
+        }
+      }
+    }
+    return;
+  }
+  typedef typename Bits<sizeof(T)>::type U;
+  const U* usrc = reinterpret_cast<const U*>(src);
+  U* udst = reinterpret_cast<U*>(dst);
+  const int64_t tiles_m = (m + kTile - 1) / kTile;
+  const int64_t work = items * tiles_m;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    int t = 0, team = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
+#endif
+    const int64_t lo = work * t / team, hi = work * (t + 1) / team;
+    Odometer od = od0;
+    int64_t cur = lo / tiles_m;
+    od.start(cur);
+    for (int64_t w = lo; w < hi; ++w) {
+      const int64_t item = w / tiles_m;
+      while (cur < item) {
+        od.next();
+        ++cur;
+      }
+      const int64_t i0 = (w % tiles_m) * kTile, i1 = i0 + kTile < m ? i0 + kTile : m;
+      const U* x = usrc + od.off;  // x[i + j * s]: contiguous along i
+      U* y = udst + item * m * n;  // y[i * n + j]: contiguous along j
+      const int64_t i8 = i0 + ((i1 - i0) & ~int64_t(7)), n8 = n & ~int64_t(7);
+      for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+        const int64_t j1 = j0 + kTile < n ? j0 + kTile : n;
+        const int64_t j8 = j1 < n8 ? j1 : n8;
+        for (int64_t i = i0; i < i8; i += 8)
+          for (int64_t j = j0; j < j8; j += 8) transpose8<U>(x + i + j * s, s, y + i * n + j, n);
+        for (int64_t i = i0; i < i1; ++i) {  // the ragged edges: columns past j8, rows past i8
+          const int64_t from = i < i8 ? (j8 > j0 ? j8 : j0) : j0;
+          for (int64_t j = from; j < j1; ++j) y[i * n + j] = x[i + j * s];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void numpy_reshape__f32(const opgen::Tensor& a, const std::vector<int64_t>& shape, opgen::Tensor& out) {
+  (void)shape;  // out's shape (already checked by the shim); the data is a's in C order
+  copy_view(a.data<T>(), a.ndim(), a.sizes(), a.strides(), out.data<T>());
+}
+
+}  // namespace opgen::kernels
