@@ -87,7 +87,7 @@ def cumsum(a: np.ndarray, axis: int) -> np.ndarray:
 
 def logsumexp(input: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:  # noqa: A002 - torch's name
     """``torch.logsumexp(input, dim, keepdim)`` (float64 inputs on float64, float32 on float32)."""
-    import torch
+    import torch  # heavy: only the logsumexp spec's runs load it
 
     return torch.logsumexp(torch.from_numpy(np.array(input, copy=True)), dim, keepdim).numpy()
 

@@ -51,9 +51,9 @@ UNSUPPORTED = [
     ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
     ("try", "def f(x: int) -> int:\n    try:\n        return x\n    except ValueError:\n        return x\n", 1,
      "try/except is not supported", "propagate"),
-    ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.mean(axis=0)\n", 1,
-     "the method x.mean() of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.mean "
-     "or Tensor.mean", "methods: [{name: ndarray.mean}]"),
+    ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.nonzero()\n", 1,
+     "the method x.nonzero() of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.nonzero "
+     "or Tensor.nonzero", "methods: [{name: ndarray.nonzero}]"),
     ("attribute", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.T\n", 1,
      "the attribute x.T of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.T "
      "or Tensor.T", "module function"),
