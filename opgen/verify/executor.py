@@ -22,6 +22,7 @@ input in flight and how it died (``waitpid``), and says so.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import select
@@ -122,6 +123,17 @@ def send(fd: int, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
     _write_all(fd, b"".join([_LEN.pack(len(raw)), raw, *blobs]))  # one write for a small frame
 
 
+def _widen_pipe(fd: int) -> None:
+    """Grow a pipe from Linux's 64 KiB to what an unprivileged process may ask for (1 MiB by
+    default): a call's buffers (tens of MB for a large example) then cross in a sixteenth of the
+    context switches. Best effort: any size works, only slower."""
+    try:
+        limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(limit, 1 << 20))
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 class _Reader:
     """Reads frames, buffered; while waiting it wakes every ``tick`` seconds to run ``watch``."""
 
@@ -129,19 +141,27 @@ class _Reader:
         self.fd, self.watch, self.tick = fd, watch, tick
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN | select.POLLHUP)
-        self.buffer = bytearray()
 
-    def exact(self, n: int) -> bytes | None:
-        while len(self.buffer) < n:
+    def exact(self, n: int) -> bytes | bytearray | None:
+        """The next ``n`` bytes, read straight into one buffer of that size.
+
+        Why not ``os.read(fd, n)`` in a loop: each such call allocates an ``n``-byte object for
+        the at most 64 KiB a pipe hands over, and the verifier's processes run with glibc's malloc
+        perturbation on (``opgen.verify.harness.child_env``), which fills every allocation. A
+        50 MB buffer then cost ~800 reads x 50 MB of page faults and memset: a call that took
+        milliseconds took 20 s, almost all of it system time (seen as a 300 s admission timeout
+        on a batched matmul)."""
+        out = bytearray(n)
+        have = 0
+        view = memoryview(out)
+        while have < n:
             if self.watch is not None and not self.poller.poll(int(self.tick * 1000)):
                 self.watch()
                 continue
-            chunk = os.read(self.fd, max(n - len(self.buffer), 1 << 16))
-            if not chunk:
+            got = os.readv(self.fd, [view[have:]])
+            if not got:
                 return None  # EOF: the other side is gone
-            self.buffer += chunk
-        out = bytes(self.buffer[:n])
-        del self.buffer[:n]
+            have += got
         return out
 
     def frame(self, max_blob: int | None = None) -> tuple[dict[str, Any], list[bytes]] | None:
@@ -191,6 +211,8 @@ class Executor:
         sandbox.make_undumpable()
         req_r, self.req_w = os.pipe()
         self.resp_r, resp_w = os.pipe()
+        for fd in (self.req_w, resp_w):
+            _widen_pipe(fd)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()

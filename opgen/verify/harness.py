@@ -143,7 +143,14 @@ def child_env(work: Path, limits: Limits, sanitizer_runtime: str | None, threads
         # allocator ignores it (ASan quarantines freed chunks instead). The thread cache must go too:
         # glibc's tcache hands back a chunk of the same size without perturbing it (measured: a
         # 1000-byte chunk kept its tag across free and malloc with perturb alone).
-        env["GLIBC_TUNABLES"] = f"glibc.malloc.perturb={perturb}:glibc.malloc.tcache_count=0"
+        # Chunks up to 32 MiB (glibc's largest mmap threshold) come from the heap, which is kept
+        # (trim threshold 1 GiB) rather than mapped afresh and unmapped on every call: the
+        # perturbation still fills each one, but a large example no longer page-faults every copy
+        # of its buffers in (measured: the 150 examples of a matmul f64 seed whose inputs reach
+        # 50 MB took 16.5 s before, 11.4 s after; the difference was system time).
+        env["GLIBC_TUNABLES"] = ":".join([
+            f"glibc.malloc.perturb={perturb}", "glibc.malloc.tcache_count=0",
+            f"glibc.malloc.mmap_threshold={32 << 20}", f"glibc.malloc.trim_threshold={1 << 30}"])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")]))
     env["OMP_NUM_THREADS"] = str(threads) if threads else env.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))
     # The runner forks the executor after importing NumPy: no BLAS thread pool may exist by then
