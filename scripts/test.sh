@@ -44,4 +44,6 @@ if ! node_client_installed; then
   (cd clients/node && npm ci --no-audit --no-fund)
 fi
 
-exec python -m pytest -q -n 2 -p no:cacheprovider "$@"
+# --durations: the slowest tests are named at the end of every run, so a CI log shows where the
+# suite's time goes.
+exec python -m pytest -q -n 2 -p no:cacheprovider --durations=15 "$@"

@@ -256,3 +256,18 @@ def test_a_kill_between_the_fallback_renames_is_undone_by_the_next_admission(tmp
     entry = registry.get(OP, "int", TARGET)
     assert entry.data["marker"] == "A" and entry.integrity_problems() == []  # exactly as before
     assert leftovers(registry) == []
+
+
+def test_verify_prints_each_failures_whole_message_after_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table cuts a failure's detail to a line; a CI log must still hold the whole reason.
+    root = tmp_path / "project"
+    for d in ("specs", "prompts"):
+        shutil.copytree(CHECKOUT / d, root / d)
+    entry = CHECKOUT / "generated" / "cpp" / "numpy.exp" / "f32"
+    shutil.copytree(entry, root / "generated" / "cpp" / "numpy.exp" / "f32")
+    isolate_env(monkeypatch, root)
+    (root / "generated" / "cpp" / "numpy.exp" / "f32" / "shim.cpp").unlink()
+    result = runner.invoke(app, ["verify", "numpy.exp", "--target", "cpp", "--root", str(root)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    tail = result.output.split("└")[-1]  # what follows the table
+    assert "numpy.exp f32 (cpu-cpp, plain): stale" in tail and "shim file shim.cpp is missing" in tail

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from opgen.spec.model import Tolerance
-from opgen.verify.compare import Mismatch, Outcome, compare_tensor
+from opgen.verify.compare import Mismatch, Outcome, compare_scalar, compare_tensor
 
 EXACT = Tolerance(rtol=0.0, atol=0.0, signed_zeros=True)
 LOOSE = Tolerance(rtol=1e-3, atol=1e-6, signed_zeros=True)
@@ -33,6 +33,13 @@ def test_a_tiny_nonzero_within_atol_for_a_signed_zero_still_passes() -> None:
 def test_a_spec_may_say_the_sign_of_a_zero_is_not_defined() -> None:
     tol = Tolerance(rtol=1e-6, atol=0.0, signed_zeros=False, why="the sign of a zero sum depends on the order")
     compare_tensor(np.array([0.0, -0.0]), np.array([-0.0, 0.0]), tol, None, Outcome())
+
+
+def test_a_float_scalar_result_follows_the_same_rule() -> None:
+    # A scalar result goes through the tensor comparison: the tolerance decides, as for tensors.
+    with pytest.raises(Mismatch, match="the sign of zero differs"):
+        compare_scalar(0.0, -0.0, EXACT, Outcome())
+    compare_scalar(0.0, -0.0, Tolerance(rtol=0.0, atol=0.0, signed_zeros=False), Outcome())
 
 
 def test_the_default_leaves_shipped_hashes_alone() -> None:

@@ -64,6 +64,13 @@ def verify(
             table.add_row(r.row.op, r.row.overload, r.row.target, "[green]pass[/]" if r.ok else f"[red]{r.stage}[/]",
                           str(r.evidence.get("examples", "")), "" if r.ok else escape(r.message.splitlines()[0][:100]))
         out.print(table)
+        # The table keeps a line of each failure; the whole message (the counterexample, the stage's
+        # reason) follows, so a CI log holds what a rerun would otherwise be needed for.
+        for r in results:
+            if not r.ok:
+                out.print(f"\n{r.row.op} {r.row.overload} ({r.row.target}, {r.row.variant}): {r.stage}",
+                          highlight=False, markup=False)
+                out.print(r.message, highlight=False, markup=False)
     raise typer.Exit(0 if results and all(r.ok for r in results) else EXIT_FAILED)
 
 
