@@ -230,7 +230,7 @@ def test_unknown_shape_form(tmp_path):
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>} or "
+        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>} or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
         "(got {'like': 'a'})"
     )

@@ -377,7 +377,7 @@ def _shape_rule(o: Overload) -> str:
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis}, {rule.keepdims})"
     if rule.kind == "reduce":
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis})"
-    if rule.kind in ("permute", "reshape"):
+    if rule.kind in ("permute", "reshape", "broadcast_to"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.dims})"
     if rule.kind in ("expand_dims", "squeeze"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.axis})"

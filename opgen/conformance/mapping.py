@@ -334,6 +334,20 @@ def _unsqueeze(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
+def _expand(node: Node, spec: Spec) -> Plan:
+    """ONNX broadcasts both ways (a dim of 1 in shape keeps the input's dim): the output shape is
+    the two shapes broadcast together, to which numpy.broadcast_to broadcasts the input one way."""
+    x = _required(node, 0, "input")
+    shape = _ints(_required(node, 1, "shape"))
+    try:
+        target = [int(d) for d in np.broadcast_shapes(x.shape, tuple(shape))]
+    except ValueError:
+        raise Inexpressible(f"shape {shape}", f"the input's shape {list(x.shape)} does not broadcast with it "
+                            "(an invalid case)") from None
+    args = {"array": x, "shape": target}
+    return Plan(choose(spec, args), args, notes=[f"broadcast_to shape {target}"] if target != shape else [])
+
+
 def _squeeze(node: Node, spec: Spec) -> Plan:
     """One axis: numpy.squeeze(data, axis) (a dim that is not 1 is an error in both). Without axes
     ONNX removes every dim of size 1: expressible only where exactly one dim is 1."""
@@ -825,6 +839,8 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Reshape", "numpy.reshape", _reshape_node,
             "shape as the list; allowzero=0 zeros resolved to the input's dims; -1 as in NumPy"),
     Mapping("Unsqueeze", "numpy.expand_dims", _unsqueeze, "one axis (input or attribute); several: inexpressible"),
+    Mapping("Expand", "numpy.broadcast_to", _expand,
+            "shape as the input's shape and shape broadcast together (ONNX's two-way rule), then one way"),
     Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; without axes only where exactly one dim is 1"),
     Mapping("Trilu", "torch.triu", _trilu, "upper=1, k as diagonal (default 0); upper=0 (torch.tril): inexpressible "
             "in a one-op row"),

@@ -21,7 +21,10 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     expand_dims {expand_dims: x, axis: axis}  x's shape with a dim of 1 inserted at axis (an axis
                 of the result, in [-ndim-1, ndim])
     squeeze     {squeeze: x, axis: axis}  x's shape with axis removed; that dim must be 1
-    The last four are data movement: the shim checks the parameters (NumPy's errors, as
+    broadcast_to {broadcast_to: x, shape: shape}  the list[int] parameter shape, to which x
+                broadcasts (NumPy's rules, one way: numpy.broadcast_to); the shim hands the kernel
+                x as a view of that shape (stride 0 along the broadcast dims)
+    The last five are data movement: the shim checks the parameters (NumPy's errors, as
     ValueError) before the kernel runs, and for parameters it rejects the shape is (0,).
 """
 
@@ -42,7 +45,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | permute | reshape | expand_dims | squeeze
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | permute | reshape | expand_dims | squeeze | broadcast_to
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -50,7 +53,7 @@ class ShapeRule:
     axis: str | None = None  # int param naming the reduced axis
     keepdims: str | None = None  # reduce: the bool param that keeps the reduced axis as size 1
     pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
-    dims: str | None = None  # permute: the list[int] param of axes; reshape: the list[int] param of the new shape
+    dims: str | None = None  # permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape
 
     def describe(self) -> str:
         if self.kind == "gufunc":
@@ -82,6 +85,11 @@ class ShapeRule:
         if self.kind == "reshape":
             return (f"reshape: out's shape is {self.dims}, one negative entry standing for the size the others "
                     f"leave, and out has {x}'s elements in C order (numpy.reshape)" + checked)
+        if self.kind == "broadcast_to":
+            return (f"broadcast_to: out's shape is {self.dims}, to which {x} broadcasts (NumPy's rules: {x}'s dims "
+                    f"line up with the last ones of {self.dims}, each equal or 1); opgen's shim has already raised "
+                    f"ValueError for a {self.dims} the op rejects and hands the kernel {x} as a view of out's shape, "
+                    "stride 0 along every broadcast dim, so the kernel copies that view into out")
         if self.kind == "expand_dims":
             return (f"expand_dims: {x}'s shape with a dim of 1 inserted at {self.axis}, an axis of the result "
                     f"(in [-{x}.ndim - 1, {x}.ndim], negative counting from the end)" + checked)
@@ -152,7 +160,7 @@ def pool2d_shape(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph:
     return shape[:-2] + ((shape[-2] + 2 * ph - kh) // sh + 1, (shape[-1] + 2 * pw - kw) // sw + 1)
 
 
-MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze")
+MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to")
 INT64_MAX = 2**63 - 1
 
 
@@ -194,6 +202,17 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
         elif known != size:
             return (0,), mismatch
         return tuple(new), None
+    if rule.kind == "broadcast_to":
+        new = tuple(int(d) for d in args[rule.dims])
+        if any(d < 0 for d in new):
+            return (0,), "all elements of broadcast shape must be non-negative"
+        if not new and ndim:
+            return (0,), "cannot broadcast a non-scalar to a scalar array"
+        if len(new) < ndim:
+            return (0,), "input operand has more dimensions than allowed by the axis remapping"
+        if any(s != 1 and s != d for s, d in zip(shape, new[len(new) - ndim:])):
+            return (0,), "operands could not be broadcast together with remapped shapes"
+        return new, None
     axis = int(args[rule.axis])
     if rule.kind == "expand_dims":
         if not -ndim - 1 <= axis <= ndim:
@@ -259,6 +278,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
             names += pair
         return ShapeRule("pool2d", source=raw["pool2d"], pool=tuple(names))
     for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
+                            ("broadcast_to", "shape", "list[int]"),
                             ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):
         if isinstance(raw, dict) and set(raw) == {kind, key}:
             _need(raw[kind], tensor_params, kind, "tensor")
@@ -271,7 +291,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>} or "
+        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>} or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
     )
 

@@ -371,8 +371,9 @@ class _Builder:
 
     def _movement(self, shapes: dict[str, tuple[int, ...]], scalars: dict[str, Any]) -> tuple[dict, dict]:
         """A data-movement rule's parameter, valid for the case's shape where the case gives none:
-        a permutation, a regrouping of the dims (one in three with a -1), an axis; a squeeze case's
-        shape gets a dim of 1 at its axis (the axis the case names, as an axis of that shape)."""
+        a permutation, a regrouping of the dims (one in three with a -1), an axis, a shape to
+        broadcast to; a squeeze case's shape gets a dim of 1 at its axis (the axis the case names,
+        as an axis of that shape)."""
         rule, rng = self.rule, self.rng
         shape = tuple(shapes[rule.source])
         ndim = len(shape)
@@ -389,6 +390,16 @@ class _Builder:
             scalars[rule.axis] = int(rng.integers(-ndim - 1, ndim + 1))
         elif rule.kind == "expand_dims" and not -ndim - 1 <= int(scalars[rule.axis]) <= ndim:
             scalars[rule.axis] = int(rng.integers(-ndim - 1, ndim + 1))
+        elif rule.kind == "broadcast_to" and rule.dims not in scalars:
+            # The case's shape is the target; the input gets a dim of 1 where it is broadcast (a
+            # bias row, a per-head mask), or the target a new leading dim of 2 (the whole input twice).
+            target = [int(d) for d in shape]
+            if ndim and rng.random() < 2 / 3:
+                at = int(rng.integers(0, ndim))
+                shapes[rule.source] = shape[:at] + (1,) + shape[at + 1:]
+            else:
+                target = [2] + target
+            scalars[rule.dims] = target
         elif rule.kind == "permute" and rule.dims not in scalars:
             scalars[rule.dims] = [int(a) for a in rng.permutation(ndim)]
         elif rule.kind == "reshape" and rule.dims not in scalars:

@@ -275,9 +275,10 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
 
 
 def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int, ...]]) -> dict[str, Any]:
-    """The parameter of a data-movement shape rule (permute, reshape, expand_dims, squeeze), drawn
-    valid for the drawn shape: a permutation of range(ndim), a shape of the same size (now and then
-    with one -1), an axis in range (squeeze: the drawn shape gets a 1 there). Where the overload
+    """The parameter of a data-movement shape rule (permute, reshape, expand_dims, squeeze,
+    broadcast_to), drawn valid for the drawn shape: a permutation of range(ndim), a shape of the
+    same size (now and then with one -1), an axis in range (squeeze: the drawn shape gets a 1
+    there), a shape the drawn one broadcasts to. Where the overload
     declares ValueError, one draw in eight is one the op rejects (NumPy's errors)."""
     rule = overload.rule
     if rule is None or rule.kind not in MOVEMENT:
@@ -308,6 +309,11 @@ def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tupl
             if int(np.prod(new[:at] + new[at + 1:])):  # else NumPy cannot infer it (an error)
                 new[at] = draw(st.sampled_from([-1, -1, -1, -2]), label="unknown")
         return {rule.dims: [int(d) for d in new]}
+    if rule.kind == "broadcast_to":
+        if ndim and draw(st.booleans(), label="a dim of 1"):  # something to broadcast along, most draws
+            at = draw(st.integers(0, ndim - 1), label="at")
+            shapes[rule.source] = shape = shape[:at] + (1,) + shape[at + 1:]
+        return {rule.dims: draw(_broadcast_target(shape, bad), label="target shape")}
     if rule.kind == "expand_dims":
         if bad:
             return {rule.axis: draw(st.sampled_from([ndim + 1, -ndim - 2, ndim + 5]), label="axis")}
@@ -320,6 +326,28 @@ def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tupl
     axis = draw(st.integers(-ndim, ndim - 1), label="axis")
     shapes[rule.source] = shape[:axis % ndim] + (1,) + shape[axis % ndim + 1:]
     return {rule.axis: axis}
+
+
+@st.composite
+def _broadcast_target(draw: st.DrawFn, shape: tuple[int, ...], bad: bool) -> list[int]:
+    """A shape ``shape`` broadcasts to: 0 to 2 new leading dims (0 now and then), each dim of 1
+    now and then grown (to 0 too), the others kept. ``bad``: one NumPy rejects (a negative entry,
+    fewer dims, a dim that is neither equal nor 1)."""
+    # (at most 8 dims in all: OPGEN_MAX_DIMS, the native tensor's largest rank)
+    lead = draw(st.lists(st.integers(0, 4), max_size=max(min(2, 8 - len(shape)), 0)), label="leading dims")
+    dims = [draw(st.sampled_from([d, 0, 2, 3, 5]), label="grown") if d == 1 else d for d in shape]
+    new = lead + dims
+    if bad:
+        hows = ["negative"] + (["fewer"] if shape else []) + (["clash"] if any(d != 1 for d in shape) else [])
+        how = draw(st.sampled_from(hows), label="how")
+        if how == "negative":
+            new = new[:-1] + [-1 - new[-1] % 2] if new else [-1]
+        elif how == "fewer":
+            new = dims[1:]
+        else:
+            at = next(i for i, d in enumerate(shape) if d != 1)
+            new = lead + dims[:at] + [shape[at] + 1] + dims[at + 1:]
+    return [int(d) for d in new]
 
 
 @st.composite

@@ -227,6 +227,19 @@ inline std::vector<int64_t> shape_reshape(const Array& a, const std::vector<int6
   return s;
 }
 
+// numpy.broadcast_to: the target shape itself where a broadcasts to it ({0} otherwise: the kernel's
+// shim then raises NumPy's ValueError).
+inline std::vector<int64_t> shape_broadcast_to(const Array& a, const std::vector<int64_t>& shape) {
+  const int64_t nd = a.ndim(), n = static_cast<int64_t>(shape.size());
+  for (int64_t d : shape) if (d < 0) return {0};
+  if (n < nd) return {0};
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t s = a.shape()[static_cast<size_t>(i)], d = shape[static_cast<size_t>(n - nd + i)];
+    if (s != 1 && s != d) return {0};
+  }
+  return shape;
+}
+
 inline std::vector<int64_t> shape_expand_dims(const Array& a, int64_t axis) {
   const int64_t nd = a.ndim();
   if (axis < -nd - 1 || axis > nd) return {0};

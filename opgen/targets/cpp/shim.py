@@ -154,7 +154,7 @@ shape_rule_lines = _shape_rule
 
 
 def _movement_rule(rule) -> list[str]:
-    """permute, reshape, expand_dims, squeeze: the parameter checks of
+    """permute, reshape, expand_dims, squeeze, broadcast_to: the parameter checks of
     opgen.spec.shapes.movement_shape (NumPy's errors, as ValueError), in its words, then out's shape."""
     x = f"opgen_v_{rule.source}"
 
@@ -201,6 +201,21 @@ def _movement_rule(rule) -> list[str]:
             f"    {mismatch}",
             "  }",
             f"  for (int64_t opgen_d : {new}) opgen_s.push_back(opgen_d < 0 ? opgen_size / opgen_known : opgen_d);",
+        ]
+    elif rule.kind == "broadcast_to":
+        new = f"opgen_v_{rule.dims}"
+        out += [
+            f"  for (int64_t opgen_d : {new}) if (opgen_d < 0) {fail('all elements of broadcast shape must be non-negative')}",
+            f"  const int64_t opgen_n = static_cast<int64_t>({new}.size());",
+            f"  if (opgen_n == 0 && opgen_nd > 0) {fail('cannot broadcast a non-scalar to a scalar array')}",
+            f"  if (opgen_n < opgen_nd) {fail('input operand has more dimensions than allowed by the axis remapping')}",
+            f"  if (opgen_n > OPGEN_MAX_DIMS) {fail('the broadcast shape has more dims than an opgen tensor holds (8)')}",
+            "  for (int64_t opgen_i = 0; opgen_i < opgen_nd; ++opgen_i) {",
+            f"    const int64_t opgen_s_i = {x}.size(static_cast<int>(opgen_i)), opgen_d = {new}[static_cast<size_t>(opgen_n - opgen_nd + opgen_i)];",
+            f"    if (opgen_s_i != 1 && opgen_s_i != opgen_d) {fail('operands could not be broadcast together with remapped shapes')}",
+            "  }",
+            f"  opgen_s.assign({new}.begin(), {new}.end());",
+            f"  {x} = {x}.broadcast_to(opgen_s.data(), static_cast<int>(opgen_s.size()));",
         ]
     elif rule.kind == "expand_dims":
         out += [

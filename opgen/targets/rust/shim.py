@@ -215,7 +215,7 @@ def _shape_rule(overload: Overload) -> list[str]:
 
 
 def _movement_rule(rule) -> list[str]:
-    """permute, reshape, expand_dims, squeeze: the same checks and messages as the C++ shim's
+    """permute, reshape, expand_dims, squeeze, broadcast_to: the same checks and messages as the C++ shim's
     (opgen.spec.shapes.movement_shape), then out's shape."""
     x = f"opgen_v_{rule.source}"
 
@@ -260,6 +260,21 @@ def _movement_rule(rule) -> list[str]:
             f"        if opgen_known == 0 || opgen_size % opgen_known != 0 {mismatch}",
             f"    }} else if opgen_known != opgen_size {mismatch}",
             f"    for &opgen_d in {new}.iter() {{ opgen_s.push((if opgen_d < 0 {{ opgen_size / opgen_known }} else {{ opgen_d }}) as usize); }}",
+        ]
+    elif rule.kind == "broadcast_to":
+        new = f"opgen_v_{rule.dims}"
+        out += [
+            f"    if {new}.iter().any(|&opgen_d| opgen_d < 0) {fail('all elements of broadcast shape must be non-negative')}",
+            f"    let opgen_n = {new}.len() as i64;",
+            f"    if opgen_n == 0 && opgen_nd > 0 {fail('cannot broadcast a non-scalar to a scalar array')}",
+            f"    if opgen_n < opgen_nd {fail('input operand has more dimensions than allowed by the axis remapping')}",
+            f"    if opgen_n > opgen::MAX_DIMS as i64 {fail('the broadcast shape has more dims than an opgen tensor holds (8)')}",
+            "    for opgen_i in 0..opgen_nd as usize {",
+            f"        let opgen_d = {new}[(opgen_n - opgen_nd) as usize + opgen_i] as usize;",
+            f"        if {x}.size(opgen_i) != 1 && {x}.size(opgen_i) != opgen_d {fail('operands could not be broadcast together with remapped shapes')}",
+            "    }",
+            f"    opgen_s.extend({new}.iter().map(|&opgen_d| opgen_d as usize));",
+            f"    {x} = {x}.broadcast_to(&opgen_s)?;",
         ]
     elif rule.kind == "expand_dims":
         axis = _c_name(rule.axis)
