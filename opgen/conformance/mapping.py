@@ -439,11 +439,11 @@ def _reduce_sum(node: Node, spec: Spec) -> Plan:
 
 
 def _reduce_one(data: str = "a", axis: str = "axis", keepdims: str = "keepdims",
-                empty_error: str | None = None) -> Callable[[Node, Spec], Plan]:
-    """ReduceMean / ReduceMax / ReduceMin / ReduceProd / ReduceLogSumExp (axes an input from opset 18)
-    as one call of a one-axis reduction with keepdims: adjacent axes merged by a reshape, which is
-    exact for these (each is a function of the multiset of the reduced elements); the result reshaped
-    to ONNX's."""
+                empty_error: str | None = None, fixed: dict[str, Any] | None = None) -> Callable[[Node, Spec], Plan]:
+    """ReduceMean / ReduceMax / ReduceMin / ReduceProd / ReduceLogSumExp / ReduceL1 / ReduceL2 (axes
+    an input from opset 18) as one call of a one-axis reduction with keepdims: adjacent axes merged by
+    a reshape, which is exact for these (each is a function of the multiset of the reduced elements);
+    the result reshaped to ONNX's. ``fixed``: arguments the ONNX op implies (a norm's ord)."""
 
     def translate(node: Node, spec: Spec) -> Plan:
         x = _required(node, 0, "data")
@@ -452,7 +452,7 @@ def _reduce_one(data: str = "a", axis: str = "axis", keepdims: str = "keepdims",
         if empty_error is not None and merged.shape[lo] == 0:
             raise Inexpressible("an empty reduction", empty_error)
         # One axis: ONNX's keepdims is the kernel's; merged axes: reduced without, then reshaped.
-        args = {data: merged, axis: lo, keepdims: bool(keep and len(axes) == 1 and x.ndim > 0)}
+        args = {data: merged, **(fixed or {}), axis: lo, keepdims: bool(keep and len(axes) == 1 and x.ndim > 0)}
         notes = [f"axes {axes} merged into one by a reshape"] if len(axes) > 1 else []
         return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
 
@@ -487,17 +487,18 @@ def _cumsum(node: Node, spec: Spec) -> Plan:
 
 
 def _softmax(node: Node, spec: Spec) -> Plan:
+    """Softmax and LogSoftmax (torch's softmax and log_softmax take the same (x, dim))."""
     x = _required(node, 0, "input")
     if node.opset >= 13:
         args = {"x": x, "dim": int(node.attr("axis", -1))}
         return Plan(choose(spec, args), args)
-    # Before opset 13 Softmax coerces its input to 2-d at `axis` (default 1) and normalises each row
-    # of the flattened trailing dims.
+    # Before opset 13 (Log)Softmax coerces its input to 2-d at `axis` (default 1) and normalises each
+    # row of the flattened trailing dims.
     axis = _axis(node.attr("axis", 1), x.ndim)
     flat = x.reshape(_prod(x.shape[:axis]), _prod(x.shape[axis:]))
     args = {"x": flat, "dim": 1}
     return Plan(choose(spec, args), args, {0: _reshape(x.shape)},
-                [f"opset {node.opset}: coerced to 2-d at axis {axis}, softmax over each row"])
+                [f"opset {node.opset}: coerced to 2-d at axis {axis}, {spec.op.rsplit('.', 1)[-1]} over each row"])
 
 
 def _gelu(node: Node, spec: Spec) -> Plan:
@@ -816,10 +817,16 @@ MAPPINGS: tuple[Mapping, ...] = (
             "product over one axis, or adjacent axes merged by a reshape (an empty set gives 1)"),
     Mapping("ReduceLogSumExp", "torch.logsumexp", _reduce_one(data="input", axis="dim", keepdims="keepdim"),
             "log-sum-exp over one axis, or adjacent axes merged by a reshape (an empty set gives -inf)"),
+    Mapping("ReduceL1", "torch.linalg.vector_norm", _reduce_one(data="x", axis="dim", keepdims="keepdim", fixed={"ord": 1.0}),
+            "ord 1 over one axis, or adjacent axes merged by a reshape (an empty set gives 0)"),
+    Mapping("ReduceL2", "torch.linalg.vector_norm", _reduce_one(data="x", axis="dim", keepdims="keepdim", fixed={"ord": 2.0}),
+            "ord 2 over one axis, or adjacent axes merged by a reshape (an empty set gives 0)"),
     Mapping("ArgMax", "numpy.argmax", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
     Mapping("ArgMin", "numpy.argmin", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
     Mapping("CumSum", "numpy.cumsum", _cumsum, "inclusive forward prefix sum: exclusive=0, reverse=0 only"),
     Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),
+    Mapping("LogSoftmax", "torch.nn.functional.log_softmax", _softmax,
+            "log-softmax along axis (opset < 13: coerced to 2-d)"),
     Mapping("Gelu", "torch.nn.functional.gelu", _gelu, "approximate none or tanh"),
     Mapping("LayerNormalization", "torch.nn.functional.layer_norm", _layer_norm,
             "the trailing dims from axis merged into one; Y only (not Mean, InvStdDev); needs B"),
