@@ -44,6 +44,10 @@ def test_verify_all_reports_a_tampered_kernel_and_a_missing_shim(tmp_path: Path,
     for entry_dir in (root / "generated" / "cpp").iterdir():
         if entry_dir.name not in ("operator.add", "operator.mul"):
             shutil.rmtree(entry_dir)
+            continue
+        for overload_dir in entry_dir.iterdir():  # the scalar overloads (the tensor ones grow with the library)
+            if overload_dir.name not in ("int", "float", "str", "str_repeat"):
+                shutil.rmtree(overload_dir)
     for other in ("rust", "cuda", "metal"):  # C++ alone: the other targets' rows are then missing, not re-verified
         shutil.rmtree(root / "generated" / other, ignore_errors=True)
     isolate_env(monkeypatch, root)
