@@ -83,16 +83,21 @@ def run_benchmarks(project: Project, ops: list[str] | None = None, *, targets: I
 
 
 def benchmark(project: Project, ops: list[str] | None = None, *, targets: Iterable[str] | None = None,
-              rounds: int = ROUNDS, select: bool = False,
+              overloads: Iterable[str] | None = None, rounds: int = ROUNDS, select: bool = False,
               progress: Callable[[str], None] = lambda s: None) -> list[BenchResult]:
     specs = load_all(project.specs)
     ops = [find_spec(specs, op).op for op in ops] if ops else ops  # an alias names its op
     wanted_targets = {TARGET_IDS.get(t, t) for t in targets} if targets else None
+    wanted_overloads = set(overloads) if overloads else None
+    chosen = [specs[op] for op in ops] if ops else list(specs.values())
+    if wanted_overloads and (unknown := wanted_overloads - {o.name for s in chosen for o in s.overloads}):
+        raise OpgenError(f"no overload {', '.join(sorted(unknown))} among the selected ops",
+                         hint="their overloads: " + ", ".join(sorted({o.name for s in chosen for o in s.overloads})))
     registry = Registry(project.generated)
     plan: list[tuple[Spec, Overload, Entry]] = []
-    for spec in (specs[op] for op in ops) if ops else specs.values():
+    for spec in chosen:
         for overload in spec.overloads:
-            if not overload.bench:
+            if not overload.bench or (wanted_overloads and overload.name not in wanted_overloads):
                 continue
             for t in spec.targets:
                 target = TARGET_IDS[t]

@@ -176,9 +176,10 @@ def gate_settings(examples: int | None = None) -> GateSettings:
 
 
 def select_rows(project: Project, specs: dict[str, Spec], ops: list[str] | None = None,
-                all_: bool = False, targets: list[str] | None = None) -> list[Row]:
+                all_: bool = False, targets: list[str] | None = None,
+                overloads: list[str] | None = None) -> list[Row]:
     """The status rows ``opgen verify`` re-verifies: every row with ``all_``, else those of ``ops``;
-    only those of ``targets`` (spec names or registry ids) when given."""
+    only those of ``targets`` (spec names or registry ids) and of ``overloads`` (names) when given."""
     if not ops and not all_:
         raise OpgenError("nothing to verify", hint="name ops, or pass --all, or --source FILE --op OP")
     wanted = {target_for(t).target_id for t in targets} if targets else None
@@ -186,6 +187,12 @@ def select_rows(project: Project, specs: dict[str, Spec], ops: list[str] | None 
     rows = [r for r in status_rows(project, specs) if all_ or r.op in ops]
     if ops and (unknown := set(ops) - {r.op for r in rows}):
         raise OpgenError(f"no spec or entry for {', '.join(sorted(unknown))}")
+    if overloads:
+        known = {r.overload for r in rows}
+        if unknown := [o for o in overloads if o not in known]:
+            raise OpgenError(f"no overload {', '.join(unknown)} among the selected ops",
+                             hint="their overloads: " + ", ".join(sorted(known)))
+        rows = [r for r in rows if r.overload in overloads]
     return [r for r in rows if wanted is None or r.target in wanted]
 
 

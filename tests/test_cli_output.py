@@ -125,6 +125,16 @@ def test_verify_json_and_a_line_per_entry_when_piped(project: Path) -> None:
     assert len(lines) == len(data["results"]) and all(": pass, " in line for line in lines), err
 
 
+def test_verify_and_bench_name_an_unknown_overload() -> None:
+    for command in (["verify", "numpy.exp"], ["bench", "numpy.exp"]):
+        result = runner.invoke(app, [*command, "--overload", "f16x", "--root", str(CHECKOUT)])
+        assert result.exit_code == 1 and "no overload f16x among the selected ops" in result.output, result.output
+        assert "f32, f64" in result.output  # the hint lists the real ones
+    both = runner.invoke(app, ["verify", "--source", str(CHECKOUT / "examples/wrong_matmul.cpp"), "--op",
+                               "operator.matmul", "--overload", "f32", "--overload", "f64", "--root", str(CHECKOUT)])
+    assert both.exit_code == 1 and "--source gates one overload at a time" in both.output, both.output
+
+
 def test_corpus_json() -> None:
     data, err = json_of(["corpus", "add_int_abort_on_overflow", "--no-honest", "--json", "--root", str(CHECKOUT)])
     assert data["entries"] == 1 and "corpus [1/1] add_int_abort_on_overflow: rejected as expected (" in err
@@ -132,8 +142,10 @@ def test_corpus_json() -> None:
 
 def test_bench_json(project: Path) -> None:
     copy_entries(project, {"operator.add"})
-    data, err = json_of(["bench", "operator.add", "--target", "cpp", "--rounds", "1", "--json", "--root", str(project)])
+    data, err = json_of(["bench", "operator.add", "--target", "cpp", "--overload", "tensor_f32", "--overload",
+                         "tensor_i64", "--rounds", "1", "--json", "--root", str(project)])
     assert data and all(r["op"] == "operator.add" for r in data)
+    assert {r["overload"] for r in data} == {"tensor_f32", "tensor_i64"}
     assert "bench [1] " in err
 
 

@@ -440,7 +440,11 @@ def shipped_sources() -> list[tuple[str, str, str, Path]]:
 
 
 def test_every_shipped_kernel_passes_the_import_audit():
-    sources = shipped_sources()
+    # An answer is usually the very source its registry entry holds: audit each distinct one once.
+    distinct: dict[tuple[str, str, str], tuple[str, str, str, Path]] = {}
+    for op, o, where, path in shipped_sources():
+        distinct.setdefault((op, o, path.read_text()), (op, o, where, path))
+    sources = list(distinct.values())
     assert sources
     jobs = [build_job(SPECS[op], SPECS[op].overload(o), path.read_text()) for op, o, _, path in sources]
     for (op, o, where, path), result, job in zip(sources, build(jobs), jobs):

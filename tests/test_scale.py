@@ -203,3 +203,16 @@ def test_a_float32_accumulator_is_out_of_tolerance_on_every_seed(budget: str) ->
         if worst <= 1.0:
             missed.append(seed)
     assert not missed, f"a sequential float32 sum passes every scale case on seeds {missed}"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_choices_parameter_takes_every_choice_across_the_cases(seed: int) -> None:
+    """Drawn at random per case, a choice met in one case in a few: a kernel wrong for one choice
+    (a norm wrong only for ord = inf) passed the stage on some seeds. In turn, every one is met."""
+    for op, overload, name in (("torch.linalg.vector_norm", "f32", "ord"), ("torch.addmm", "f32", "beta"),
+                               ("torch.nn.functional.gelu", "f32", "approximate")):
+        spec = SPECS[op]
+        o = spec.overload(overload)
+        derived = [c.args[name] for c in scale_cases(spec, o, seed) if c.origin == "derived"]
+        wanted = {float(c) if isinstance(c, (int, float)) else c for c in o.domain[name].choices}
+        assert set(derived) <= wanted and len(set(derived)) == min(len(derived), len(wanted)), (op, derived)

@@ -22,6 +22,7 @@ from opgen.project import PACKAGE_ROOT, Project
 from opgen.prompts import render_request
 from opgen.registry import Registry
 from opgen.spec.model import TARGET_IDS, load_all
+from opgen.targets.catalog import target_for
 
 ROOT = PACKAGE_ROOT
 INITIAL_OPS = {
@@ -172,20 +173,33 @@ def test_softmax_masked_and_fully_masked_slices(specs):
     assert np.isnan(out[1]).all(), "an all -inf slice is nan, as in PyTorch"
 
 
-# Every kind of entry: C++ and Rust, scalar and tensor, a variant, GPU entries on the CPU layer.
-# The whole registry is re-verified by the nightly job (opgen nightly); `verify --all` itself is
-# exercised on a smaller copy in tests/test_registry_integrity.py.
-REVERIFIED_OPS = ("numpy.exp", "operator.add", "torch.nn.functional.softmax", "opgen.nn.masked_mean_pool")
+# Every kind of entry: C++ and Rust, a measured variant, GPU entries on the CPU layer, one
+# selection each (ops, --overload, --target), so the test does not grow with every overload these
+# ops gain (operator.add has twenty). The whole registry is re-verified by the nightly job
+# (opgen nightly); `verify --all` itself is exercised on a smaller copy in
+# tests/test_registry_integrity.py.
+REVERIFIED = (
+    (("numpy.exp", "operator.add"), ("f32", "tensor_f32"), ()),  # cpu-cpp and cpu-rust, plain
+    (("torch.nn.functional.softmax",), ("f32",), ("cpp",)),  # the plain and the threaded variant
+    (("opgen.nn.masked_mean_pool",), (), ("cuda", "metal")),  # the GPU targets, emulated
+)
 
 
 def test_verify_rebuilds_and_reverifies_shipped_entries_of_every_kind(tmp_path):
     # A copy, so re-verification can never touch the checkout.
     for name in ("specs", "prompts", "generated"):
         shutil.copytree(ROOT / name, tmp_path / name)
-    result = runner.invoke(app, ["verify", *REVERIFIED_OPS, "--json", "--examples", "15", "--root", str(tmp_path)])
-    report = json.loads(result.stdout)
-    assert result.exit_code == 0, [r for r in report["results"] if not r["ok"]]
-    entries = [e for e in Registry(tmp_path / "generated").entries() if e.op in REVERIFIED_OPS]
-    assert {e.target for e in entries} >= {"cpu-cpp", "cpu-rust", "cuda", "metal"}
-    assert any(e.variant != "plain" for e in entries)
-    assert report["failed"] == 0 and report["passed"] == len(entries)
+    kinds = set()
+    for ops, overloads, targets in REVERIFIED:
+        options = [*(a for o in overloads for a in ("--overload", o)), *(a for t in targets for a in ("--target", t))]
+        result = runner.invoke(app, ["verify", *ops, *options, "--json", "--examples", "15", "--root", str(tmp_path)])
+        report = json.loads(result.stdout)
+        assert result.exit_code == 0, [r for r in report["results"] if not r["ok"]]
+        wanted = {target_for(t).target_id for t in targets}
+        entries = [e for e in Registry(tmp_path / "generated").entries()
+                   if e.op in ops and (not overloads or e.overload in overloads) and (not targets or e.target in wanted)]
+        assert report["failed"] == 0 and report["passed"] == len(entries) > 0
+        assert {(r["op"], r["overload"], r["target"], r["variant"]) for r in report["results"]} == \
+            {(e.op, e.overload, e.target, e.variant) for e in entries}
+        kinds |= {(e.target, e.variant != "plain") for e in entries}
+    assert {t for t, _ in kinds} >= {"cpu-cpp", "cpu-rust", "cuda", "metal"} and ("cpu-cpp", True) in kinds

@@ -22,7 +22,7 @@ overloads:
 """
 # Line numbers in BASE: 1 op, 4 overloads, 5 "- name: int", 6 signature; appended text starts at 7.
 
-DTYPE_LIST = "float16, float32, float64, int8, int16, int32, int64, uint8, bool"
+DTYPE_LIST = "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool"
 
 
 def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
@@ -230,7 +230,9 @@ def test_unknown_shape_form(tmp_path):
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>} or "
+        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
+        "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
+        "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
         "(got {'like': 'a'})"
     )

@@ -24,6 +24,7 @@ def bench(
     engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, sentence-transformers, onnxruntime)."),
     cold_start: bool = typer.Option(True, "--cold-start/--no-cold-start", help="With `embeddings`: also measure cold start and peak memory in fresh processes."),
     target: Optional[list[str]] = typer.Option(None, "--target", help="Only these targets (cpp, rust, ...)."),
+    overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (repeatable: --overload f32 --overload tensor_f32)."),
     select: bool = typer.Option(False, "--select", help="Record the figures in each entry; the registry then serves the fastest verified variant."),
     rounds: int = typer.Option(7, "--rounds", min=1, help="Interleaved kernel/reference rounds per case (the median is reported)."),
     as_json: bool = JsonOpt,
@@ -36,7 +37,7 @@ def bench(
     try:
         with json_output(as_json), progress("bench", None) as tracker:
             project = Project.locate(root)
-            results = benchmark(project, ops or None, targets=target, rounds=rounds, select=select,
+            results = benchmark(project, ops or None, targets=target, overloads=overload, rounds=rounds, select=select,
                                 progress=tracker.step)  # told as each case starts: the previous one is done
     except OpgenError as exc:
         fail(exc)

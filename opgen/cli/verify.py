@@ -22,7 +22,7 @@ def verify(
     all_: bool = typer.Option(False, "--all", help="Re-verify every registry entry."),
     source: Optional[Path] = typer.Option(None, "--source", help="A hand-written candidate to put through the admission gate."),
     op: Optional[str] = typer.Option(None, "--op", help="With --source: the op it implements."),
-    overload: Optional[str] = typer.Option(None, "--overload", help="With --source: the overload (default: the ones the file defines)."),
+    overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (repeatable); with --source: the one overload to gate (default: the ones the file defines)."),
     target: Optional[list[str]] = typer.Option(None, "--target", help="Only entries of these targets (cpp, rust, cuda, metal; default: all)."),
     examples: Optional[int] = typer.Option(None, "--examples", help="Hypothesis examples per verification run."),
     as_json: bool = JsonOpt,
@@ -33,10 +33,13 @@ def verify(
         with json_output(as_json):
             project = Project.locate(root)
             if source is not None:
-                gated = _gate_source(project, source, op, overload, examples)
+                if overload and len(overload) > 1:
+                    raise OpgenError("--source gates one overload at a time",
+                                     hint="pass --overload once, or leave it out to gate the ones the file defines")
+                gated = _gate_source(project, source, op, overload[0] if overload else None, examples)
             else:
                 specs = load_all(project.specs)
-                rows = select_rows(project, specs, ops, all_, target)
+                rows = select_rows(project, specs, ops, all_, target, overload)
                 with progress("verify", len([r for r in rows if r.status != "n/a"])) as tracker:
                     tracker.note(f"building {sum(r.entry is not None and r.status not in ('n/a', 'stale') for r in rows)} entries")
                     results = reverify(project, rows, gate_settings(examples), specs=specs,

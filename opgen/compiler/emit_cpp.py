@@ -381,6 +381,14 @@ def _shape_rule(o: Overload) -> str:
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.dims})"
     if rule.kind in ("expand_dims", "squeeze"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.axis})"
+    if rule.kind in ("pool", "pool2d"):
+        n = len(rule.pool) // 3
+        k, st, pd = rule.pool[:n], rule.pool[n:2 * n], rule.pool[2 * n:]
+        dl = rule.dilation or ("1",) * n
+        ceil = f"{rule.ceil_mode} != 0" if rule.ceil_mode else "false"
+        lists = ", ".join("{" + ", ".join(f"static_cast<int64_t>({v})" for v in names) + "}" for names in (k, st, pd, dl))
+        check = "true" if rule.check_input_size else "false"
+        return f"opgen::compiled::shape_pool({rule.source}, {lists}, {ceil}, {check})"
     if rule.kind == "elementwise":
         return f"opgen::compiled::shape_elementwise({{{', '.join('&' + n for n in tensors)}}})"
     if rule.kind != "gufunc":

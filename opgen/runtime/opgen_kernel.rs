@@ -93,7 +93,7 @@ macro_rules! element {
 element! {
     f32 => 2, 32; f64 => 2, 64;
     i8 => 0, 8; i16 => 0, 16; i32 => 0, 32; i64 => 0, 64;
-    u8 => 1, 8; bool => 6, 8;
+    u8 => 1, 8; u16 => 1, 16; u32 => 1, 32; u64 => 1, 64; bool => 6, 8;
 }
 
 /// How many worker threads a kernel should use at most (where its spec allows threads):

@@ -52,6 +52,9 @@ DTYPES: dict[str, DType] = {
         DType("int32", "int32", "int32_t", "i32", DL_INT, 32, 0.0, 0.0),
         DType("int64", "int64", "int64_t", "i64", DL_INT, 64, 0.0, 0.0),
         DType("uint8", "uint8", "uint8_t", "u8", DL_UINT, 8, 0.0, 0.0),
+        DType("uint16", "uint16", "uint16_t", "u16", DL_UINT, 16, 0.0, 0.0),
+        DType("uint32", "uint32", "uint32_t", "u32", DL_UINT, 32, 0.0, 0.0),
+        DType("uint64", "uint64", "uint64_t", "u64", DL_UINT, 64, 0.0, 0.0),
         DType("bool", "bool", "bool", "bool", DL_BOOL, 8, 0.0, 0.0),
     )
 }

@@ -148,7 +148,7 @@ class Overload(Strict):
     name: str
     signature: str
     # validate_default: a tensor result without a shape is reported at this key too.
-    shape: str | dict[str, str | list[str]] | None = Field(default=None, validate_default=True)
+    shape: str | dict[str, str | list[str] | bool] | None = Field(default=None, validate_default=True)
     reference: str | None = None
     domain: dict[str, Domain] = {}
     raises: list[Raises] = []

@@ -13,6 +13,12 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     pool2d      {pool2d: x, kernel: [kh, kw], stride: [sh, sw], padding: [ph, pw]}
                 x's shape (*, H, W) with the last two dims pooled: (*, Ho, Wo),
                 Ho = (H + 2*ph - kh) // sh + 1 (torch's pooling with ceil_mode=False)
+    pool        {pool: x, kernel: [k...], stride: [s...], padding: [p...]} and optionally
+                dilation: [d...], ceil_mode: <bool param> and check_input_size: true: torch's N-d
+                pooling (N the kernel list's length, 1 to 3), x's shape (*, L1..LN) with the last N
+                dims pooled, each by torch's pooling_output_shape (floor or ceil, dilation, the ceil
+                overhang rule); check_input_size: the unpadded input must be at least the kernel
+                (torch's avg_pool3d)
     permute     {permute: x, axes: axes}  x's shape permuted: out.shape[i] = x.shape[axes[i]]
                 (axes a list[int] parameter, a permutation of range(ndim), negative entries count
                 from the end: numpy.transpose)
@@ -45,7 +51,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | permute | reshape | expand_dims | squeeze | broadcast_to
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -54,6 +60,24 @@ class ShapeRule:
     keepdims: str | None = None  # reduce: the bool param that keeps the reduced axis as size 1
     pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
     dims: str | None = None  # permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape
+    # pool: the int params of the dilation, one a pooled dim (empty: dilation 1), and the bool
+    # param of ceil_mode (None: floor); its kernel, stride and padding params are in ``pool``.
+    dilation: tuple[str, ...] = ()
+    ceil_mode: str | None = None
+    check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
+
+    @property
+    def pool_ndim(self) -> int:
+        """pool: the number of pooled (last) dims."""
+        return len(self.pool) // 3
+
+    def pool_args(self, args: dict[str, Any]) -> tuple[list[int], list[int], list[int], list[int], bool]:
+        """pool: (kernel, stride, padding, dilation, ceil_mode) for concrete arguments."""
+        n = self.pool_ndim
+        ints = [int(args[p]) for p in self.pool]
+        dilation = [int(args[p]) for p in self.dilation] if self.dilation else [1] * n
+        ceil = bool(args[self.ceil_mode]) if self.ceil_mode is not None else False
+        return ints[:n], ints[n:2 * n], ints[2 * n:], dilation, ceil
 
     def describe(self) -> str:
         if self.kind == "gufunc":
@@ -71,6 +95,24 @@ class ShapeRule:
                     f"and Wo = (W + 2*{pw} - {kw}) // {sw} + 1; opgen's shim has already raised ValueError for "
                     f"parameters the op rejects ({kh}, {kw}, {sh}, {sw} < 1, {ph}, {pw} < 0, a padding over half "
                     "its kernel, H or W == 0, an output size below 1), so the kernel sees valid ones only")
+        if self.kind == "pool":
+            n = self.pool_ndim
+            k, st, pd = self.pool[:n], self.pool[n:2 * n], self.pool[2 * n:]
+            d = self.dilation
+            mode = "round" if self.ceil_mode else "floor"
+            window = [f"{d[i]}*({k[i]} - 1) - 1" if self.dilation else k[i] for i in range(n)]
+            sizes = "; ".join(f"O{i} = {mode}((L{i} + 2*{pd[i]} - {window[i]}) / {st[i]}) + 1" for i in range(n))
+            if self.ceil_mode:
+                sizes += f", where round is ceil when {self.ceil_mode} is true and floor when it is false"
+            return (f"pool: {self.source} is (*, {', '.join(f'L{i}' for i in range(n))}) and out "
+                    f"(*, {', '.join(f'O{i}' for i in range(n))}) with {sizes}"
+                    + (f"; in ceil mode an Oi with (Oi - 1)*stride >= Li + padding (a last window starting in the "
+                       "right padding) is one less (torch's pooling_output_shape)" if self.ceil_mode else "")
+                    + "; opgen's shim has already raised ValueError for parameters the op rejects (a kernel"
+                    + (", stride or dilation" if self.dilation else " or stride")
+                    + " below 1, a negative padding, a padding over half its kernel, a pooled dim of 0, "
+                    + ("an unpadded pooled dim smaller than its kernel, " if self.check_input_size else "")
+                    + "an output size below 1), so the kernel sees valid ones only")
         if self.kind in MOVEMENT:
             return self._describe_movement()
         return f"same shape as {self.source}"
@@ -105,6 +147,8 @@ class ShapeRule:
             return tuple(np.shape(args[self.source]))
         if self.kind == "pool2d":
             return pool2d_shape(np.shape(args[self.source]), *(int(args[p]) for p in self.pool))
+        if self.kind == "pool":
+            return pool_shape(np.shape(args[self.source]), *self.pool_args(args), self.check_input_size)
         if self.kind in MOVEMENT:
             shape, _ = movement_shape(self, tuple(np.shape(args[self.source])), args)
             return shape
@@ -158,6 +202,67 @@ def pool2d_shape(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph:
     if pool2d_error(shape, kh, kw, sh, sw, ph, pw) is not None:
         return shape[:-2] + (0, 0)
     return shape[:-2] + ((shape[-2] + 2 * ph - kh) // sh + 1, (shape[-1] + 2 * pw - kw) // sw + 1)
+
+
+def pool_out_size(n: int, k: int, s: int, p: int, d: int = 1, ceil_mode: bool = False) -> int:
+    """torch's pooling_output_shape: floor (or ceil) of (n + 2p - d*(k-1) - 1) / s, plus 1; in ceil
+    mode one less where the last window would start at or past n + p (in the right padding). May
+    be below 1 (an error, pool_error)."""
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1  # Python's floor division: torch's div_rtn
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def pool_error(shape: tuple[int, ...], kernel: list[int], stride: list[int], padding: list[int],
+               dilation: list[int] | None = None, ceil_mode: bool = False,
+               check_input_size: bool = False) -> str | None:
+    """Why torch's N-d pooling (max_pool1d/3d, avg_pool1d/3d; N = len(kernel)) rejects these
+    arguments, or None. The padding bound is half the plain kernel, as torch checks it, for max and
+    avg alike (torch's max_pool1d/3d do not count the dilation there). The C++ and Rust shims check
+    the same conditions in the same words and order. ``check_input_size``: torch's avg_pool3d
+    (pool3d_shape_check's flag of that name) also rejects an unpadded input smaller than the
+    kernel in any pooled dim, however much padding there is."""
+    n = len(kernel)
+    dilation = list(dilation) if dilation is not None else [1] * n
+    if len(shape) < n:
+        return f"input needs at least {n} dims (the last {n} pooled)"
+    if any(k < 1 for k in kernel):
+        return "kernel size must be at least 1"
+    if any(s < 1 for s in stride):
+        return "stride must be at least 1"
+    if any(p < 0 for p in padding):
+        return "padding must not be negative"
+    if any(d < 1 for d in dilation):
+        return "dilation must be at least 1"
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        return "padding should be at most half of the kernel size"
+    sizes = shape[len(shape) - n:]
+    if any(s == 0 for s in sizes):
+        return "the pooled dims must not be 0"
+    if check_input_size and any(L < k for L, k in zip(sizes, kernel)):
+        return "input is smaller than the kernel (in a pooled dim, before padding)"
+    if any(pool_out_size(L, k, s, p, d, ceil_mode) < 1 for L, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)):
+        return "output size is too small (the padded input is smaller than the dilated kernel)"
+    return None
+
+
+def pool_shape(shape: tuple[int, ...], kernel: list[int], stride: list[int], padding: list[int],
+               dilation: list[int] | None = None, ceil_mode: bool = False,
+               check_input_size: bool = False) -> tuple[int, ...]:
+    """The pooled shape; for arguments the op rejects (pool_error), 0 in the pooled dims (the
+    shim raises ValueError before the kernel looks at out)."""
+    shape = tuple(int(s) for s in shape)
+    n = len(kernel)
+    if len(shape) < n:
+        return shape
+    if pool_error(shape, kernel, stride, padding, dilation, ceil_mode, check_input_size) is not None:
+        return shape[:len(shape) - n] + (0,) * n
+    dilation = list(dilation) if dilation is not None else [1] * n
+    return shape[:len(shape) - n] + tuple(
+        pool_out_size(L, k, s, p, d, ceil_mode)
+        for L, k, s, p, d in zip(shape[len(shape) - n:], kernel, stride, padding, dilation))
 
 
 MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to")
@@ -277,6 +382,32 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
                 _need(name, int_params, key, "int")
             names += pair
         return ShapeRule("pool2d", source=raw["pool2d"], pool=tuple(names))
+    if isinstance(raw, dict) and "pool" in raw and {"pool", "kernel", "stride", "padding"} <= set(raw) <= {
+            "pool", "kernel", "stride", "padding", "dilation", "ceil_mode", "check_input_size"}:
+        _need(raw["pool"], tensor_params, "pool", "tensor")
+        kernel = raw["kernel"]
+        if not isinstance(kernel, list) or not 1 <= len(kernel) <= 3:
+            raise ShapeRuleError("pool kernel: give one int parameter a pooled dim, 1 to 3 of them, "
+                                 "e.g. [kernel] or [kernel_d, kernel_h, kernel_w]")
+        n = len(kernel)
+        lists = {}
+        for key in ("kernel", "stride", "padding", "dilation"):
+            if key not in raw:
+                continue
+            names = raw[key]
+            if not isinstance(names, list) or len(names) != n:
+                raise ShapeRuleError(f"pool {key}: give {n} int parameters, one a pooled dim as the kernel has")
+            for name in names:
+                _need(name, int_params, key, "int")
+            lists[key] = tuple(names)
+        if "ceil_mode" in raw:
+            _need(raw["ceil_mode"], bool_params or [], "ceil_mode", "bool")
+        if not isinstance(raw.get("check_input_size", False), bool):
+            raise ShapeRuleError("pool check_input_size: true or false (true: the unpadded input must be at least "
+                                 "the kernel in every pooled dim, as torch's avg_pool3d checks)")
+        return ShapeRule("pool", source=raw["pool"], pool=lists["kernel"] + lists["stride"] + lists["padding"],
+                         dilation=lists.get("dilation", ()), ceil_mode=raw.get("ceil_mode"),
+                         check_input_size=raw.get("check_input_size", False))
     for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
                             ("broadcast_to", "shape", "list[int]"),
                             ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):
@@ -291,7 +422,9 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>} or "
+        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
+        "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
+        "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
     )
 

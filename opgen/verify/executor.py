@@ -135,7 +135,8 @@ def _widen_pipe(fd: int) -> None:
 
 
 class _Reader:
-    """Reads frames, buffered; while waiting it wakes every ``tick`` seconds to run ``watch``."""
+    """Reads frames of known length from a pipe, each straight into its own buffer (no read-ahead);
+    while waiting it wakes every ``tick`` seconds to run ``watch``."""
 
     def __init__(self, fd: int, watch=None, tick: float = 0.05):
         self.fd, self.watch, self.tick = fd, watch, tick

@@ -74,6 +74,15 @@ FILL_WORDS = {
 }
 
 
+def _fill_words(kind: str, dtype: np.dtype) -> str:
+    """FILL_WORDS, with the sentinel named for the dtype it was written in."""
+    if kind == "nan" and dtype.kind == "b":
+        return "the dtype's sentinel, True"
+    if kind == "nan" and dtype.kind in "iu":
+        return f"the dtype's sentinel, the {dtype.name} maximum {np.iinfo(dtype).max}"
+    return FILL_WORDS[kind]
+
+
 class RecallFailed(BaseException):
     """A repeat of an earlier, passed example failed (a BaseException: Hypothesis would otherwise
     shrink the example in hand, which is not the one that failed)."""
@@ -350,8 +359,13 @@ class Check:
             idx = m.details.get("index")
             if idx is not None and isinstance(got, np.ndarray) and got.shape == before.shape and \
                     got[tuple(idx)].tobytes() == before[tuple(idx)].tobytes():
-                m.message += ("; that element still holds what the output held before the call (prefilled with "
-                              f"{FILL_WORDS[kind]}): the kernel did not write it")
+                if got.dtype.kind in "fc":
+                    m.message += ("; that element still holds what the output held before the call (prefilled with "
+                                  f"{FILL_WORDS[kind]}): the kernel did not write it")
+                else:  # an integer or bool prefill is also a value a wrong kernel computes (a clamp, a saturation)
+                    m.message += ("; that element equals what the output held before the call (prefilled with "
+                                  f"{_fill_words(kind, got.dtype)}): the kernel did not write it, or it computed "
+                                  "that very value")
             if kind != "nan":
                 # The same input into a NaN-prefilled output: a kernel that reads or skips its output
                 # is then reported in the plainest terms ("got nan"); if that call is right, the
@@ -416,7 +430,10 @@ class Check:
             info = np.iinfo(dtype)
             lo = int(finite.min()) - 3 if finite.size else -100
             hi = int(finite.max()) + 3 if finite.size else 100
-            return rng.integers(max(lo, info.min), min(hi, info.max), size=shape, endpoint=True).astype(dtype)
+            # uint64 is drawn as itself: the default int64 cannot hold its values above 2**63 - 1
+            # (the other dtypes keep the int64 draw, and with it the seeded stream they always had)
+            wide = np.uint64 if dtype == np.uint64 else np.int64
+            return rng.integers(max(lo, info.min), min(hi, info.max), size=shape, endpoint=True, dtype=wide).astype(dtype)
 
         def right(fill: np.ndarray) -> np.ndarray:
             """Elements where the fill would pass as the answer."""

@@ -41,9 +41,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
-from opgen.spec.shapes import MOVEMENT, pool2d_error
+from opgen.spec.shapes import MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec
-from opgen.verify.strategies import examples, lay_out, special_value
+from opgen.verify.strategies import draw_integers, edge_grid, examples, integer_edges, lay_out, special_value
 
 MODEL_SIZES = (64, 128, 384, 768, 1024, 4096)
 AROUND_MODEL = tuple(sorted({m + d for m in MODEL_SIZES for d in (-1, 0, 1)}))
@@ -143,13 +143,30 @@ def float_values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt
     return out
 
 
-def int_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
+def int_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, dom: Domain, role: int = 0) -> np.ndarray:
+    """Uniform over the domain, with small values (-8..8: zero divisors, -1s, equal pairs) in a
+    tenth of the elements, the integer edges (0, +-1, the dtype's extremes) planted at a few
+    dozen places, and every pair of edges at the start (edge_grid; ``role``: this tensor's place
+    among the case's integer operands), where two operands of one shape line them up."""
     if dt.name == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     info = np.iinfo(dt.np)
     lo = int(dom.min) if dom.min is not None else int(info.min)
     hi = int(dom.max) if dom.max is not None else int(info.max)
-    return rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64).astype(dt.np)
+    out = draw_integers(rng, lo, hi, shape, dt)
+    n = out.size
+    if n:
+        flat = out.reshape(-1)
+        small_lo, small_hi = max(lo, -8), min(hi, 8)
+        if small_lo <= small_hi:
+            at = rng.choice(n, size=max(1, n // 10), replace=False) if n > 1 else np.zeros(1, np.int64)
+            flat[at] = draw_integers(rng, small_lo, small_hi, (len(at),), dt)
+        edges = integer_edges(dt, lo, hi)
+        if edges:
+            at = rng.integers(0, n, size=min(n, 32))
+            flat[at] = np.array(edges, dtype=object)[rng.integers(0, len(edges), size=len(at))].astype(dt.np)
+            edge_grid(out, edges, role)
+    return out
 
 
 def index_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, rows: int) -> np.ndarray:
@@ -269,6 +286,20 @@ class _Builder:
         self.tensors = [p.name for p in self.sig.tensor_params]
         self.rule = overload.rule
         self.dist_i = int(self.rng.integers(0, len(DISTRIBUTIONS)))
+        self.seed = seed
+        self.choice_turns: dict[str, int] = {}
+
+    def scalar(self, name: str, t: Any, dom: Domain, prefer: Any = None) -> Any:
+        """A scalar argument. A parameter with ``choices`` takes them in turn, from a place the
+        seed picks, so consecutive cases cover every choice (drawn at random, one case in a few
+        would have met a choice-specific bug, e.g. a vector norm wrong only for ord = inf)."""
+        if prefer is None and dom.choices is not None:
+            self.rng.integers(0, len(dom.choices))  # drawn either way: the seed's later draws stay the same
+            turn = self.choice_turns.get(name, self.seed % len(dom.choices))
+            self.choice_turns[name] = turn + 1
+            c = dom.choices[turn % len(dom.choices)]
+            return float(c) if t.name == "float" else c
+        return _scalar(self.rng, t, dom, prefer)
 
     def dom(self, name: str) -> Domain:
         return self.overload.domain.get(name, Domain())
@@ -330,6 +361,7 @@ class _Builder:
             return None  # checked before any value is drawn: a case over budget costs nothing
         dist = dist or self.next_distribution()
         args: dict[str, Any] = {}
+        int_role = 0  # integer tensors so far (their place in an edge grid)
         for p in self.sig.params:
             t, dom = p.type, self.dom(p.name)
             if t.kind == "tensor":
@@ -343,14 +375,18 @@ class _Builder:
                     args[p.name] = float_values(self.rng, dist, shape, t.dtype, dom,
                                                 specials=dist != "normal" if specials is None else specials)
                 else:
-                    args[p.name] = int_values(self.rng, shape, t.dtype, dom)
+                    args[p.name] = int_values(self.rng, shape, t.dtype, dom, int_role)
+                    int_role += t.dtype.name != "bool"
             else:
                 prefer = (scalars or {}).get(p.name)
                 if prefer is None and dom.axis_of is not None:
                     prefer = -1
-                args[p.name] = _scalar(self.rng, t, dom, prefer)
+                args[p.name] = self.scalar(p.name, t, dom, prefer)
         if self.rule is not None and self.rule.kind == "pool2d":
             if not self._fix_pool(args):
+                return None
+        if self.rule is not None and self.rule.kind == "pool":
+            if not self._fix_pool_nd(args):
                 return None
         if self.rule is not None:
             try:
@@ -427,7 +463,20 @@ class _Builder:
             if pool2d_error(shape, *(int(args[p]) for p in self.rule.pool)) is None:
                 return True
             for p in (kh, kw, sh, sw, ph, pw):
-                args[p] = _scalar(self.rng, self.sig.param(p).type, self.dom(p))
+                args[p] = self.scalar(p, self.sig.param(p).type, self.dom(p))
+        return False
+
+    def _fix_pool_nd(self, args: dict[str, Any]) -> bool:
+        """A pool rule's parameters valid for the case's shape (redrawn from their domains, up to 50
+        times, where the drawn ones are not)."""
+        rule = self.rule
+        shape = args[rule.source].shape
+        params = list(rule.pool) + list(rule.dilation)
+        for _ in range(50):
+            if pool_error(shape, *rule.pool_args(args), rule.check_input_size) is None:
+                return True
+            for p in params:
+                args[p] = self.scalar(p, self.sig.param(p).type, self.dom(p))
         return False
 
     # -- the sources of cases
@@ -460,6 +509,8 @@ class _Builder:
             yield from self.gufunc()
         elif kind == "pool2d":
             yield from self.pool2d()
+        elif kind == "pool":
+            yield from self.pool_nd()
         else:
             yield from self.arrays()
 
@@ -609,6 +660,24 @@ class _Builder:
             if made is not None:
                 yield made
 
+    def pool_nd(self) -> Iterator[ScaleCase]:
+        """A pool rule's cases by its number of pooled dims: one long pooled dim (past the sizes a
+        vector register or a cache line covers), an odd one, and model-sized maps."""
+        src, n = self.rule.source, self.rule.pool_ndim
+        if n == 1:
+            cases = (("a long sequence", (2, 3, self.long_size())), ("odd sequences", (3, 17, self.odd())),
+                     ("model-sized maps", (2, int(self.rng.choice([63, 64, 65])), 1001)))
+        elif n == 2:
+            cases = (("a tall image", (1, 2, self.long_size(), 9)), ("a wide image", (1, 3, 7, self.odd())),
+                     ("model-sized maps", (2, int(self.rng.choice([63, 64, 65])), 57, 57)))
+        else:
+            cases = (("a long clip", (1, 2, 33, 9, 9)), ("wide frames", (1, 2, 3, 7, self.odd())),
+                     ("model-sized volumes", (2, int(self.rng.choice([15, 16, 17])), 9, 29, 29)))
+        for label, shape in cases:
+            made = self.make(f"derived: {label} {shape}", "derived", {src: shape})
+            if made is not None:
+                yield made
+
     def strings(self) -> Iterator[ScaleCase]:
         """Signatures without tensors: long strings (64 KB and more, multi-byte UTF-8) where the op
         takes strings, and WordPiece vocabularies of more than 65536 pieces."""
@@ -639,7 +708,7 @@ class _Builder:
                     hi = int(dom.max) if dom.max is not None else 8
                     args[p.name] = min(hi, int(self.rng.integers(2, 9)))
                 else:
-                    args[p.name] = _scalar(self.rng, t, dom)
+                    args[p.name] = self.scalar(p.name, t, dom)
             yield ScaleCase(name=f"derived: strings of {label}" + (f", {notes[0]}" if notes else ""), args=args,
                             origin="derived", distribution="text", notes=notes)
 

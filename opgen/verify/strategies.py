@@ -57,13 +57,45 @@ def _bounds(dom: Domain, dt: DType) -> tuple[float, float]:
     return lo, hi
 
 
+def draw_integers(rng: np.random.Generator, lo: int, hi: int, shape: tuple[int, ...], dt: DType) -> np.ndarray:
+    """Uniform integers in [lo, hi] of an integer dtype, uint64's upper half included (NumPy draws
+    in int64 otherwise, which cannot hold it)."""
+    wide = np.uint64 if dt.np == np.uint64 else np.int64
+    return rng.integers(lo, hi, size=shape, endpoint=True, dtype=wide).astype(dt.np)
+
+
+def edge_grid(values: np.ndarray, edges: list[int], role: int) -> None:
+    """Write every pair of edge values into the first len(edges)**2 elements (in flat order) of
+    two tensors of the same shape: the first integer operand (role 0) holds edges[i // E], the
+    others edges[i % E], so a binary op meets min // -1, max + 1 and 0 % 0 at one index."""
+    flat = values.reshape(-1)
+    e = len(edges)
+    m = min(flat.size, e * e)
+    i = np.arange(m)
+    flat[:m] = np.array(edges, dtype=object)[(i // e) % e if role == 0 else i % e].astype(values.dtype)
+
+
+def integer_edges(dt: DType, lo: int, hi: int) -> list[int]:
+    """The values where integer kernels go wrong, inside [lo, hi]: 0 (a divisor), +-1 and 2, and
+    the dtype's extremes and their neighbours (wrap-around, abs(min), min // -1, saturation). A
+    uniform draw over a 64-bit range meets none of them."""
+    info = np.iinfo(dt.np)
+    near = (0, 1, -1, 2, -2, int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1)
+    return sorted({v for v in near if lo <= v <= hi})
+
+
 def _values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
     lo, hi = _bounds(dom, dt)
     n = int(np.prod(shape))
     if dt.name == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     if not dt.is_float:
-        return rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64).astype(dt.np)
+        if dist == "small_integers":  # -8..8 where the domain allows: equal pairs, zeros, -1s are common
+            small_lo, small_hi = max(lo, -8), min(hi, 8)
+            if small_lo > small_hi:
+                small_lo, small_hi = lo, min(hi, lo + 16)
+            return draw_integers(rng, small_lo, small_hi, shape, dt)
+        return draw_integers(rng, lo, hi, shape, dt)
     span = min(hi - lo, 1e300)
     if dist == "uniform":
         v = rng.uniform(max(lo, -1e300), min(hi, 1e300), size=n)
@@ -79,7 +111,7 @@ def _values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DTy
 
 @st.composite
 def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain,
-            index_bound: int | None = None, out_of_range: bool = False) -> np.ndarray:
+            index_bound: int | None = None, out_of_range: bool = False, role: int = 0) -> np.ndarray:
     seed = draw(st.integers(0, 2**32 - 1), label="value seed")
     if index_bound is not None:
         return lay_out(draw(_indices(seed, shape, dt, index_bound, out_of_range)), draw(st.sampled_from(LAYOUTS),
@@ -95,6 +127,22 @@ def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain,
         flat = values.reshape(-1)
         for index, name in plants:
             flat[index] = special_value(name, dt)
+    if n and not dt.is_float and dt.name != "bool":
+        # Integers' special values, planted in three draws of four: 0, +-1, the extremes. Uniform
+        # draws almost never hold them (an int64 zero divisor: 2**-64 an element), so without
+        # this a kernel that traps on x // 0 or wraps min // -1 wrongly would pass.
+        # Now and then as a grid of every pair (edge_grid), which two operands of one shape
+        # line up: min // -1 needs both at one index.
+        edges = integer_edges(dt, *_bounds(dom, dt))
+        mode = draw(st.integers(0, 3), label="plant integer edges") if edges else 0
+        if mode == 3:
+            edge_grid(values, edges, role)
+        elif mode:
+            plants = draw(st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(edges)), min_size=1,
+                                   max_size=min(n, 6)), label="integer edge values")
+            flat = values.reshape(-1)
+            for index, value in plants:
+                flat[index] = value
     return lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))
 
 
@@ -246,7 +294,9 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
     shapes = _shapes(draw, overload)
     moved = _movement_params(draw, overload, shapes)
+    moved.update(_pool_params(draw, overload, shapes))
     args: dict[str, Any] = {}
+    int_role = 0  # integer tensors so far: the role of the next one in an edge grid
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
         t = p.type
@@ -258,7 +308,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
                                         out_of_range=any(r.error == "IndexError" for r in overload.raises)),
                                 label=p.name)
         elif t.kind == "tensor":
-            args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom), label=p.name)
+            args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom, role=int_role), label=p.name)
+            int_role += not t.dtype.is_float and t.dtype.name != "bool"
         elif dom.axis_of is not None:
             ndim = len(shapes[dom.axis_of])
             args[p.name] = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label=p.name)
@@ -326,6 +377,78 @@ def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tupl
     axis = draw(st.integers(-ndim, ndim - 1), label="axis")
     shapes[rule.source] = shape[:axis % ndim] + (1,) + shape[axis % ndim + 1:]
     return {rule.axis: axis}
+
+
+def _pool_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int, ...]]) -> dict[str, Any]:
+    """The kernel, stride, padding and dilation of a ``pool`` shape rule, drawn valid for the drawn
+    shape, one pooled dim at a time, each within its domain: a padding at most half the kernel, a
+    kernel no larger than the padded input (no larger than the input under check_input_size), a
+    dilation that keeps the dilated kernel inside the padded input (so every output size is at
+    least 1, in floor and ceil mode). A pooled dim drawn as 0 becomes 1 to 4 in most draws. Where
+    the overload declares ValueError, one draw in eight is one torch rejects (a padding over half
+    its kernel, a kernel or dilated kernel too large, a stride, kernel or dilation of 0, a
+    negative padding)."""
+    rule = overload.rule
+    if rule is None or rule.kind != "pool":
+        return {}
+    n = rule.pool_ndim
+    shape = shapes[rule.source]
+    if len(shape) < n:
+        return {}
+    bad = "ValueError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="rejected pool") == 3
+    lead, sizes = shape[:len(shape) - n], list(shape[len(shape) - n:])
+    for i, size in enumerate(sizes):
+        if size == 0 and draw(st.integers(0, 7), label="keep a pooled 0") != 3:  # (not 0: Hypothesis favours it)
+            sizes[i] = draw(st.integers(1, 4), label="pooled size")
+    shapes[rule.source] = tuple(lead) + tuple(sizes)
+
+    def bounds(name: str, lo: int, hi: int) -> tuple[int, int]:
+        dom = overload.domain.get(name, Domain())
+        return (int(dom.min) if dom.min is not None else lo, int(dom.max) if dom.max is not None else hi)
+
+    k_names, s_names, p_names = rule.pool[:n], rule.pool[n:2 * n], rule.pool[2 * n:]
+    out: dict[str, Any] = {}
+    for i in range(n):
+        size = max(sizes[i], 1)
+        k_lo, k_hi = bounds(k_names[i], 1, 5)
+        p_lo, p_hi = bounds(p_names[i], 0, 2)
+        s_lo, s_hi = bounds(s_names[i], 1, 3)
+        k = draw(st.integers(max(k_lo, 1), max(k_lo, k_hi, 1)), label=f"{k_names[i]}")
+        p = draw(st.integers(max(p_lo, 0), max(min(p_hi, k // 2), max(p_lo, 0))), label=f"{p_names[i]}")
+        room = size if rule.check_input_size else size + 2 * p
+        if k > room:
+            k = max(room, 1)
+            p = min(p, k // 2)
+        d = 1
+        if rule.dilation:
+            d_lo, d_hi = bounds(rule.dilation[i], 1, 3)
+            d_top = (size + 2 * p - 1) // (k - 1) if k > 1 else d_hi
+            d = draw(st.integers(max(d_lo, 1), max(min(d_hi, d_top), max(d_lo, 1))), label=f"{rule.dilation[i]}")
+            out[rule.dilation[i]] = d
+        out[k_names[i]] = k
+        out[p_names[i]] = p
+        out[s_names[i]] = draw(st.integers(max(s_lo, 1), max(s_hi, s_lo, 1)), label=f"{s_names[i]}")
+    if bad:
+        i = draw(st.integers(0, n - 1), label="rejected dim")
+        hows = ["padding", "kernel", "stride", "negative"] + (["dilation", "dilated"] if rule.dilation else [])
+        how = draw(st.sampled_from(hows), label="how")
+        k = out[k_names[i]]
+        if how == "padding":
+            out[p_names[i]] = k // 2 + 1
+        elif how == "kernel":  # larger than the padded input: an output size below 1
+            out[p_names[i]] = 0
+            out[k_names[i]] = sizes[i] + 1 + draw(st.integers(0, 2), label="over")
+        elif how == "stride":
+            out[s_names[i]] = 0
+        elif how == "negative":
+            out[p_names[i]] = -1
+        elif how == "dilation":
+            out[rule.dilation[i]] = 0
+        else:  # a dilated kernel past the padded input
+            out[k_names[i]] = max(k, 2)
+            out[p_names[i]] = 0
+            out[rule.dilation[i]] = sizes[i] + 1
+    return out
 
 
 @st.composite

@@ -240,6 +240,32 @@ inline std::vector<int64_t> shape_broadcast_to(const Array& a, const std::vector
   return shape;
 }
 
+// torch's N-d pooling (pool and pool2d rules; opgen.spec.shapes.pool_error / pool_shape): a's
+// shape with the last N dims pooled by pooling_output_shape (floor or ceil, dilation, the ceil
+// overhang rule); for arguments torch rejects, 0 in the pooled dims (the kernel's shim then raises
+// ValueError).
+inline std::vector<int64_t> shape_pool(const Array& a, const std::vector<int64_t>& kernel,
+                                       const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                       const std::vector<int64_t>& dilation, bool ceil_mode, bool check_input_size) {
+  const int64_t n = static_cast<int64_t>(kernel.size()), nd = a.ndim();
+  if (nd < n) return a.shape();
+  std::vector<int64_t> s(a.shape().begin(), a.shape().end() - n), bad = s;
+  for (int64_t i = 0; i < n; ++i) bad.push_back(0);
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t j = static_cast<size_t>(i);
+    const int64_t L = a.shape()[static_cast<size_t>(nd - n + i)], k = kernel[j], st = stride[j], p = padding[j],
+                  d = dilation[j];
+    if (k < 1 || st < 1 || p < 0 || d < 1 || p > k / 2 || L == 0 || (check_input_size && L < k)) return bad;
+    const int64_t num = L + 2 * p - d * (k - 1) - 1 + (ceil_mode ? st - 1 : 0);
+    if (num < 0) return bad;
+    int64_t o = num / st + 1;
+    if (ceil_mode && (o - 1) * st >= L + p) --o;
+    if (o < 1) return bad;
+    s.push_back(o);
+  }
+  return s;
+}
+
 inline std::vector<int64_t> shape_expand_dims(const Array& a, int64_t axis) {
   const int64_t nd = a.ndim();
   if (axis < -nd - 1 || axis > nd) return {0};

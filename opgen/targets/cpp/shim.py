@@ -112,6 +112,8 @@ def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
         ]
     if rule.kind == "pool2d":
         return _pool2d_rule(rule)
+    if rule.kind == "pool":
+        return _pool_rule(rule)
     if rule.kind in MOVEMENT:
         return _movement_rule(rule)
     if rule.kind == "elementwise":
@@ -260,6 +262,56 @@ def _pool2d_rule(rule) -> list[str]:
         "opgen_shape.push_back(opgen_dim_out_w);",
         "opgen::shim::check_output(opgen_out, opgen_shape);",
     ]
+
+
+def _pool_rule(rule) -> list[str]:
+    """pool: the same checks and messages as opgen.spec.shapes.pool_error (torch's N-d pooling:
+    dilation, ceil_mode), in its order, then out's shape (*, O0..ON-1) by torch's pooling_output_shape."""
+    x = f"opgen_v_{rule.source}"
+    n = rule.pool_ndim
+    k, st, pd = rule.pool[:n], rule.pool[n:2 * n], rule.pool[2 * n:]
+    dl = rule.dilation or ("1",) * n
+    ceil = f"({rule.ceil_mode} != 0)" if rule.ceil_mode else "false"
+    value = "throw opgen::Error(opgen::ErrorKind::Value, "
+
+    def any_of(fmt: str, *lists) -> str:
+        return " || ".join(fmt.format(*vals) for vals in zip(*lists))
+
+    out = [
+        f'if ({x}.ndim() < {n}) {value}"input needs at least {n} dims (the last {n} pooled)");',
+        f'if ({any_of("{} < 1", k)}) {value}"kernel size must be at least 1");',
+        f'if ({any_of("{} < 1", st)}) {value}"stride must be at least 1");',
+        f'if ({any_of("{} < 0", pd)}) {value}"padding must not be negative");',
+    ]
+    if rule.dilation:
+        out.append(f'if ({any_of("{} < 1", dl)}) {value}"dilation must be at least 1");')
+    out.append(f'if ({any_of("{} > {} / 2", pd, k)}) {value}"padding should be at most half of the kernel size");')
+    out.append(f"const bool opgen_pool_ceil = {ceil};")
+    for i in range(n):
+        out.append(f"const int64_t opgen_dim_in_{i} = {x}.size({i - n});")
+    out.append(f'if ({any_of("opgen_dim_in_{} == 0", range(n))}) {value}"the pooled dims must not be 0");')
+    if rule.check_input_size:
+        out.append(f'if ({any_of("opgen_dim_in_{} < {}", range(n), k)}) '
+                   f'{value}"input is smaller than the kernel (in a pooled dim, before padding)");')
+    for i in range(n):
+        # torch's pooling_output_shape; a negative numerator always means an output size below 1
+        # (C++ division truncates toward 0, so it is caught before dividing).
+        out += [
+            f"int64_t opgen_dim_out_{i};",
+            f"{{ const int64_t opgen_num = opgen_dim_in_{i} + 2 * {pd[i]} - {dl[i]} * ({k[i]} - 1) - 1"
+            f" + (opgen_pool_ceil ? {st[i]} - 1 : 0);",
+            f"  opgen_dim_out_{i} = opgen_num < 0 ? 0 : opgen_num / {st[i]} + 1;",
+            f"  if (opgen_pool_ceil && opgen_dim_out_{i} > 0 && (opgen_dim_out_{i} - 1) * {st[i]} >= opgen_dim_in_{i} + {pd[i]}) --opgen_dim_out_{i}; }}",
+        ]
+    out += [
+        f'if ({any_of("opgen_dim_out_{} < 1", range(n))}) '
+        f'{value}"output size is too small (the padded input is smaller than the dilated kernel)");',
+        f"std::vector<int64_t> opgen_loop({x}.sizes(), {x}.sizes() + {x}.ndim() - {n});",
+        "auto opgen_shape = opgen_loop;",
+    ]
+    out += [f"opgen_shape.push_back(opgen_dim_out_{i});" for i in range(n)]
+    out.append("opgen::shim::check_output(opgen_out, opgen_shape);")
+    return out
 
 
 def _list_in(name: str, t: NativeType) -> list[str]:

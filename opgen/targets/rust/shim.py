@@ -162,6 +162,8 @@ def _shape_rule(overload: Overload) -> list[str]:
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "pool2d":
         return _pool2d_rule(rule)
+    if rule.kind == "pool":
+        return _pool_rule(rule)
     if rule.kind in MOVEMENT:
         return _movement_rule(rule)
     if rule.kind == "same_as":
@@ -325,6 +327,56 @@ def _pool2d_rule(rule) -> list[str]:
         "opgen_shape.push(opgen_dim_out_w as usize);",
         "opgen::shim::check_output(&opgen_out, &opgen_shape)?;",
     ]
+
+
+def _pool_rule(rule) -> list[str]:
+    """pool: the same checks and messages as the C++ shim's (opgen.spec.shapes.pool_error), then
+    out's shape (*, O0..ON-1) by torch's pooling_output_shape."""
+    x = f"opgen_v_{rule.source}"
+    n = rule.pool_ndim
+    names = [_c_name(p) for p in rule.pool]
+    k, st, pd = names[:n], names[n:2 * n], names[2 * n:]
+    dl = [_c_name(p) for p in rule.dilation] or ["1"] * n
+    ceil = f"({_c_name(rule.ceil_mode)} != 0)" if rule.ceil_mode else "false"
+
+    def fail(message: str) -> str:
+        return f'{{ return Err(opgen::Error::value("{message}")); }}'
+
+    def any_of(fmt: str, *lists) -> str:
+        return " || ".join(fmt.format(*vals) for vals in zip(*lists))
+
+    out = [
+        f'if {x}.ndim() < {n} {fail(f"input needs at least {n} dims (the last {n} pooled)")}',
+        f'if {any_of("{} < 1", k)} {fail("kernel size must be at least 1")}',
+        f'if {any_of("{} < 1", st)} {fail("stride must be at least 1")}',
+        f'if {any_of("{} < 0", pd)} {fail("padding must not be negative")}',
+    ]
+    if rule.dilation:
+        out.append(f'if {any_of("{} < 1", dl)} {fail("dilation must be at least 1")}')
+    out.append(f'if {any_of("{} > {} / 2", pd, k)} {fail("padding should be at most half of the kernel size")}')
+    out.append(f"let opgen_pool_ceil: bool = {ceil};")
+    for i in range(n):
+        out.append(f"let opgen_dim_in_{i} = {x}.size({x}.ndim() - {n - i}) as i64;")
+    out.append(f'if {any_of("opgen_dim_in_{} == 0", range(n))} {fail("the pooled dims must not be 0")}')
+    if rule.check_input_size:
+        out.append(f'if {any_of("opgen_dim_in_{} < {}", range(n), k)} '
+                   + fail("input is smaller than the kernel (in a pooled dim, before padding)"))
+    for i in range(n):
+        out += [
+            f"let opgen_num_{i} = opgen_dim_in_{i} + 2 * {pd[i]} - {dl[i]} * ({k[i]} - 1) - 1"
+            f" + if opgen_pool_ceil {{ {st[i]} - 1 }} else {{ 0 }};",
+            f"let mut opgen_dim_out_{i} = if opgen_num_{i} < 0 {{ 0 }} else {{ opgen_num_{i} / {st[i]} + 1 }};",
+            f"if opgen_pool_ceil && opgen_dim_out_{i} > 0 && (opgen_dim_out_{i} - 1) * {st[i]} >= opgen_dim_in_{i} + {pd[i]} "
+            f"{{ opgen_dim_out_{i} -= 1; }}",
+        ]
+    out += [
+        f'if {any_of("opgen_dim_out_{} < 1", range(n))} '
+        + fail("output size is too small (the padded input is smaller than the dilated kernel)"),
+        f"let mut opgen_shape = {x}.shape()[..{x}.ndim() - {n}].to_vec();",
+    ]
+    out += [f"opgen_shape.push(opgen_dim_out_{i} as usize);" for i in range(n)]
+    out.append("opgen::shim::check_output(&opgen_out, &opgen_shape)?;")
+    return out
 
 
 def _rel(spec: Spec) -> str:
