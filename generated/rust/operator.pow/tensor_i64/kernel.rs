@@ -1,0 +1,114 @@
+// operator.pow, overload tensor_i64: out = a ** b elementwise, NumPy broadcasting, int64.
+//
+// NumPy's integer power: the exact power modulo 2**64 (wrapping as NumPy's int64 does, no
+// error), 0 ** 0 == 1; any negative exponent anywhere in b is a ValueError for the whole call,
+// checked over all of b before anything is written. Exponentiation by squaring with wrapping
+// multiplication. The loops (rows, broadcasting, scoped threads) are operator.mod's.
+use opgen::{Error, Lane, Result, TensorMut, TensorRef};
+
+type T = i64;
+// Elements per thread below which a thread costs more than it saves (a scoped thread is spawned
+// and joined per call, some tens of microseconds; the loop is bound by the per-element division).
+const PER_THREAD_MIN: usize = 1 << 14;
+
+// a ** b for b >= 0, modulo 2**64.
+#[inline(always)]
+fn apply(a: T, b: T) -> T {
+    let (mut result, mut base, mut e) = (1 as u64, a as u64, b as u64);
+    while e != 0 {
+        if e & 1 != 0 {
+            result = result.wrapping_mul(base);
+        }
+        e >>= 1;
+        base = base.wrapping_mul(base);
+    }
+    result as T
+}
+
+// Whether any element of b is negative (NumPy refuses the whole call then).
+fn any_negative(b: &TensorRef<T>) -> bool {
+    if let Some(q) = b.as_slice() {
+        return q.iter().any(|&v| v < 0);
+    }
+    let last = b.ndim() - 1;
+    b.lanes(last).any(|lane| lane.iter().any(|v| v < 0))
+}
+
+fn run_slices(x: &[T], y: &[T], d: &mut [T]) {
+    for ((o, &p), &q) in d.iter_mut().zip(x).zip(y) {
+        *o = apply(p, q);
+    }
+}
+
+fn run_row(x: Lane<T>, y: Lane<T>, d: &mut [T]) {
+    match (x.as_slice(), y.as_slice()) {
+        (Some(p), Some(q)) => run_slices(p, q, d),
+        (Some(p), None) if y.stride() == 0 => {
+            let q = y.get(0);
+            d.iter_mut().zip(p).for_each(|(o, &p)| *o = apply(p, q));
+        }
+        (None, Some(q)) if x.stride() == 0 => {
+            let p = x.get(0);
+            d.iter_mut().zip(q).for_each(|(o, &q)| *o = apply(p, q));
+        }
+        _ => d.iter_mut().zip(x.iter().zip(y.iter())).for_each(|(o, (p, q))| *o = apply(p, q)),
+    }
+}
+
+pub fn operator_pow__tensor_i64(a: &TensorRef<i64>, b: &TensorRef<i64>, out: &mut TensorMut<i64>) -> Result<()> {
+    let n = out.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    if any_negative(b) {
+        return Err(Error::value("Integers to negative integer powers are not allowed."));
+    }
+    let threads = opgen::max_threads().min(n / PER_THREAD_MIN).max(1);
+    let dst = out.as_mut_slice();
+    if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
+        let per = n.div_ceil(threads);
+        if threads == 1 {
+            run_slices(x, y, dst);
+        } else {
+            std::thread::scope(|s| {
+                let mut parts = dst.chunks_mut(per).zip(x.chunks(per)).zip(y.chunks(per));
+                let first = parts.next();
+                for ((d, p), q) in parts {
+                    s.spawn(move || run_slices(p, q, d));
+                }
+                if let Some(((d, p), q)) = first {
+                    run_slices(p, q, d); // the calling thread takes a share too
+                }
+            });
+        }
+        return Ok(());
+    }
+    // Not both contiguous: rows along the last dim (a 0-d view is always contiguous).
+    let last = a.ndim() - 1;
+    let len = a.size(last);
+    let rows: Vec<(Lane<T>, Lane<T>)> = a.lanes(last).zip(b.lanes(last)).collect();
+    let per = rows.len().div_ceil(threads);
+    if threads == 1 {
+        for ((x, y), d) in rows.iter().zip(dst.chunks_exact_mut(len)) {
+            run_row(*x, *y, d);
+        }
+        return Ok(());
+    }
+    std::thread::scope(|s| {
+        let mut parts = rows.chunks(per).zip(dst.chunks_mut(per * len));
+        let first = parts.next();
+        for (group, block) in parts {
+            s.spawn(move || {
+                for ((x, y), d) in group.iter().zip(block.chunks_exact_mut(len)) {
+                    run_row(*x, *y, d);
+                }
+            });
+        }
+        if let Some((group, block)) = first {
+            for ((x, y), d) in group.iter().zip(block.chunks_exact_mut(len)) {
+                run_row(*x, *y, d);
+            }
+        }
+    });
+    Ok(())
+}

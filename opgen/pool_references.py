@@ -1,0 +1,96 @@
+"""References of the 1-D and 3-D pooling ops with torch's options (torch.nn.functional.max_pool1d,
+max_pool3d with dilation and ceil_mode; avg_pool1d, avg_pool3d with ceil_mode and
+count_include_pad), on opgen's native signature: an input of shape (*, L) or (*, D, H, W), every
+leading dim a plane (torch takes (C, L) / (N, C, L) and (C, D, H, W) / (N, C, D, H, W), whose planes
+are pooled alike), and the kernel, stride, padding and dilation as ints, one a pooled dim.
+
+The references are torch's own functions evaluated in float64 and rounded once to the input's
+dtype (a maximum is exact either way; an average is then correctly rounded up to float64's
+error). Arguments torch rejects are a ValueError here, on exactly the conditions of
+``opgen.spec.shapes.pool_error``, which the generated shims check in the same words (torch raises
+RuntimeError; the specs declare ValueError, as the 2-D ones do).
+
+``torch_*`` are torch's own float32 evaluations, for ``opgen bench`` to time against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opgen.spec.shapes import pool_error, pool_shape
+
+
+def _pool(fn_name: str, x: np.ndarray, kernel: list[int], stride: list[int], padding: list[int],
+          dilation: list[int] | None, ceil_mode: bool, count_include_pad: bool | None, exact: bool) -> np.ndarray:
+    x = np.asarray(x)
+    n = len(kernel)
+    ceil_mode = bool(ceil_mode)
+    check = fn_name == "avg_pool3d"  # torch's avg_pool3d also wants the unpadded input >= the kernel
+    if (why := pool_error(x.shape, kernel, stride, padding, dilation, ceil_mode, check)) is not None:
+        raise ValueError(why)
+    out_shape = pool_shape(x.shape, kernel, stride, padding, dilation, ceil_mode, check)
+    if int(np.prod(out_shape, dtype=np.int64)) == 0:  # no planes: torch's checks differ by op on these
+        return np.empty(out_shape, dtype=x.dtype)
+    # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
+    import torch
+
+    data = x.astype(np.float64) if exact else np.ascontiguousarray(x)
+    planes = torch.from_numpy(np.ascontiguousarray(data)).reshape((-1, 1) + x.shape[x.ndim - n:])
+    kw = {"kernel_size": tuple(kernel), "stride": tuple(stride), "padding": tuple(padding), "ceil_mode": ceil_mode}
+    if dilation is not None:
+        kw["dilation"] = tuple(dilation)
+    if count_include_pad is not None:
+        kw["count_include_pad"] = bool(count_include_pad)
+    out = getattr(torch.nn.functional, fn_name)(planes, **kw)
+    return out.reshape(out_shape).numpy().astype(x.dtype)
+
+
+def max_pool1d(input: np.ndarray, kernel: int, stride: int, padding: int, dilation: int = 1,
+               ceil_mode: bool = False) -> np.ndarray:
+    """torch.nn.functional.max_pool1d(x, kernel, stride, padding, dilation, ceil_mode): the largest
+    element the dilated window covers (padding never wins; a window wholly in the padding, which
+    dilation allows, gives -inf); a nan in the window gives nan."""
+    return _pool("max_pool1d", input, [kernel], [stride], [padding], [dilation], ceil_mode, None, True)
+
+
+def max_pool3d(input: np.ndarray, kernel_d: int, kernel_h: int, kernel_w: int, stride_d: int, stride_h: int,
+               stride_w: int, pad_d: int, pad_h: int, pad_w: int, dilation_d: int = 1, dilation_h: int = 1,
+               dilation_w: int = 1, ceil_mode: bool = False) -> np.ndarray:
+    """torch.nn.functional.max_pool3d with per-dim kernel, stride, padding and dilation."""
+    return _pool("max_pool3d", input, [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w],
+                 [pad_d, pad_h, pad_w], [dilation_d, dilation_h, dilation_w], ceil_mode, None, True)
+
+
+def avg_pool1d(input: np.ndarray, kernel: int, stride: int, padding: int, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> np.ndarray:
+    """torch.nn.functional.avg_pool1d(x, kernel, stride, padding, ceil_mode, count_include_pad): the
+    window's sum over its size clipped to the padded input (count_include_pad) or to the input."""
+    return _pool("avg_pool1d", input, [kernel], [stride], [padding], None, ceil_mode, count_include_pad, True)
+
+
+def avg_pool3d(input: np.ndarray, kernel_d: int, kernel_h: int, kernel_w: int, stride_d: int, stride_h: int,
+               stride_w: int, pad_d: int, pad_h: int, pad_w: int, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> np.ndarray:
+    """torch.nn.functional.avg_pool3d with per-dim kernel, stride and padding."""
+    return _pool("avg_pool3d", input, [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w],
+                 [pad_d, pad_h, pad_w], None, ceil_mode, count_include_pad, True)
+
+
+def torch_max_pool1d(input, kernel, stride, padding, dilation=1, ceil_mode=False):
+    return _pool("max_pool1d", input, [kernel], [stride], [padding], [dilation], ceil_mode, None, False)
+
+
+def torch_max_pool3d(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, stride_w, pad_d, pad_h, pad_w,
+                     dilation_d=1, dilation_h=1, dilation_w=1, ceil_mode=False):
+    return _pool("max_pool3d", input, [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w],
+                 [pad_d, pad_h, pad_w], [dilation_d, dilation_h, dilation_w], ceil_mode, None, False)
+
+
+def torch_avg_pool1d(input, kernel, stride, padding, ceil_mode=False, count_include_pad=True):
+    return _pool("avg_pool1d", input, [kernel], [stride], [padding], None, ceil_mode, count_include_pad, False)
+
+
+def torch_avg_pool3d(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, stride_w, pad_d, pad_h, pad_w,
+                     ceil_mode=False, count_include_pad=True):
+    return _pool("avg_pool3d", input, [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w],
+                 [pad_d, pad_h, pad_w], None, ceil_mode, count_include_pad, False)
