@@ -34,6 +34,7 @@ from typing import Any, Callable, NoReturn
 import numpy as np
 
 from opgen.spec.model import Overload, Spec
+from opgen.spec.shapes import pool_out_size
 
 
 class Inexpressible(Exception):
@@ -80,9 +81,13 @@ class Plan:
     args: dict[str, Any]
     outputs: dict[int, Callable[[np.ndarray], np.ndarray]] = field(default_factory=lambda: {0: _same})
     notes: list[str] = field(default_factory=list)
+    # The spec the overload belongs to, where the translation chose one of its row's ``others``
+    # (Trilu's upper=0 is torch.tril); None: the row's own op.
+    spec: Spec | None = None
 
 
-Translate = Callable[[Node, Spec], Plan]
+# A translation gets the node and the row's op's spec, then the specs of the row's ``others``.
+Translate = Callable[..., Plan]
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,24 @@ class Mapping:
     opgen_op: str
     translate: Translate
     how: str  # one line for the docs and the report
+    # Further opgen ops the translation may choose from, by the node's attributes or ranks (one ONNX
+    # op that NumPy or torch spell as several functions: Trilu is triu or tril, MaxPool max_pool1d,
+    # 2d or 3d). Each is a plain call of that op: the translation rules above still hold.
+    others: tuple[str, ...] = ()
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return (self.opgen_op, *self.others)
+
+    def plan(self, node: Node, specs: dict[str, Spec]) -> Plan:
+        """Translate one node with the specs of this row's ops; a missing one is inexpressible."""
+        missing = [op for op in self.ops if op not in specs]
+        if missing:
+            raise Inexpressible(f"op {missing[0]}", "this project has no spec for it")
+        plan = self.translate(node, *(specs[op] for op in self.ops))
+        if plan.spec is not None and plan.spec.op not in self.ops:
+            raise MappingError(f"the {self.onnx_op} translation chose {plan.spec.op}, which its row does not name")
+        return plan
 
 
 def _same(y: np.ndarray) -> np.ndarray:
@@ -231,6 +254,9 @@ def _clip(node: Node, spec: Spec) -> Plan:
         for i, name in ((1, "min"), (2, "max")):
             b = node.input(i)
             if b is None:
+                if x.dtype == np.uint64 and i == 2 and np.any(x > np.uint64(2**63 - 1)):
+                    raise Inexpressible("no input max on uint64 values above 2**63-1",
+                                        f"{spec.op} takes int64 bounds; 2**63-1 would clip them")
                 bounds.append(default[i - 1])
                 notes.append(f"no {name}: {default[i - 1]}")
                 continue
@@ -246,13 +272,39 @@ def _clip(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, {0: _same}, notes)
 
 
-def _mod(node: Node, spec: Spec) -> Plan:
+def _div(node: Node, truediv: Spec, floordiv: Spec) -> Plan:
+    """ONNX Div: A / B on floats is operator.truediv; on integers ONNX truncates towards zero and
+    keeps the dtype, which is operator.floordiv (NumPy's //, which floors) wherever the two agree:
+    every divisor nonzero (ONNX leaves x / 0 undefined), no INT_MIN / -1 (it overflows: undefined in
+    ONNX, NumPy wraps), and every quotient exact or nonnegative (always so for unsigned dtypes;
+    checked on the data, after broadcasting)."""
+    a, b = _required(node, 0, "A"), _required(node, 1, "B")
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return _binary(node, truediv)
+    if np.any(b == 0):
+        raise Inexpressible("a zero divisor", "ONNX leaves integer division by 0 undefined")
+    if a.dtype.kind == "i":
+        a_, b_ = np.broadcast_arrays(a, b)
+        if np.any((a_ == np.iinfo(a.dtype).min) & (b_ == -1)):
+            raise Inexpressible(f"{np.iinfo(a.dtype).min} / -1", "the quotient overflows "
+                                f"{a.dtype} (undefined in ONNX); {floordiv.op} wraps it as NumPy does")
+        with np.errstate(all="ignore"):
+            if np.any(((a_ < 0) != (b_ < 0)) & (a_ % b_ != 0)):
+                raise Inexpressible("an inexact quotient below zero", "ONNX truncates it towards zero; "
+                                    f"{floordiv.op} (NumPy's //) floors it")
+    plan = _binary(node, floordiv)
+    plan.spec = floordiv
+    return plan
+
+
+def _mod(node: Node, mod: Spec, fmod: Spec) -> Plan:
     """ONNX Mod: fmod=0 is the remainder with the divisor's sign (np.mod, Python's %), which is
-    operator.mod on tensors; fmod=1 is C's fmod (the dividend's sign), another op."""
-    if int(node.attr("fmod", 0)) != 0:
-        raise Inexpressible("attribute fmod=1", f"C's fmod takes the dividend's sign; {spec.op} takes the "
-                            "divisor's (numpy.fmod is another op)")
-    return _binary(node, spec)
+    operator.mod on tensors; fmod=1 is C's fmod (the dividend's sign), numpy.fmod."""
+    if int(node.attr("fmod", 0)) == 0:
+        return _binary(node, mod)
+    plan = _binary(node, fmod)
+    plan.spec = fmod
+    return plan
 
 
 def _where(node: Node, spec: Spec) -> Plan:
@@ -312,26 +364,31 @@ def _reshape_node(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
-def _single_axis(node: Node, what: str) -> int | None:
-    """The node's one axis (opset 13 on: the second input; before: the axes attribute); None where it
-    gives none; Inexpressible for several (numpy.expand_dims and numpy.squeeze take one axis)."""
+def _axes_given(node: Node) -> list[int] | None:
+    """Unsqueeze's and Squeeze's axes: the second input from opset 13, the attribute before."""
     given = node.input(1) if node.opset >= 13 else node.attr("axes")
-    if given is None:
-        return None
-    axes = _ints(given)
-    if len(axes) != 1:
-        raise Inexpressible(f"axes {axes}", f"{what} takes exactly one axis per call")
-    return axes[0]
+    return None if given is None else _ints(given)
 
 
-def _unsqueeze(node: Node, spec: Spec) -> Plan:
-    """One axis of the output, in [-r-1, r]: numpy.expand_dims(data, axis)."""
+def _unsqueeze(node: Node, expand_dims: Spec, reshape: Spec) -> Plan:
+    """One axis of the output, in [-r-1, r]: numpy.expand_dims(data, axis). Several: the output's
+    shape (a 1 at each axis of the output, the input's dims in order elsewhere) through
+    numpy.reshape, which moves no data either."""
     x = _required(node, 0, "data")
-    axis = _single_axis(node, spec.op)
-    if axis is None:
+    axes = _axes_given(node)
+    if not axes:
         raise Inexpressible("no axes", "Unsqueeze requires axes (an invalid case)")
-    args = {"a": x, "axis": axis}
-    return Plan(choose(spec, args), args)
+    if len(axes) == 1:
+        args = {"a": x, "axis": axes[0]}
+        return Plan(choose(expand_dims, args), args)
+    rank = x.ndim + len(axes)
+    placed = sorted(a + rank if a < 0 else a for a in axes)
+    if len(set(placed)) != len(placed) or not all(0 <= a < rank for a in placed):
+        raise Inexpressible(f"axes {axes}", f"repeated or out of range for an output of rank {rank} (an invalid case)")
+    dims = iter(x.shape)
+    shape = [1 if i in placed else next(dims) for i in range(rank)]
+    args = {"a": x, "shape": shape}
+    return Plan(choose(reshape, args), args, notes=[f"reshape to {shape}"], spec=reshape)
 
 
 def _expand(node: Node, spec: Spec) -> Plan:
@@ -348,30 +405,33 @@ def _expand(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, notes=[f"broadcast_to shape {target}"] if target != shape else [])
 
 
-def _squeeze(node: Node, spec: Spec) -> Plan:
+def _squeeze(node: Node, squeeze: Spec, reshape: Spec) -> Plan:
     """One axis: numpy.squeeze(data, axis) (a dim that is not 1 is an error in both). Without axes
-    ONNX removes every dim of size 1: expressible only where exactly one dim is 1."""
+    ONNX removes every dim of size 1, and with several the named ones: numpy.squeeze where that is
+    one dim, else the input's shape without them through numpy.reshape (no data moves)."""
     x = _required(node, 0, "data")
-    axis = _single_axis(node, spec.op)
-    if axis is None:
-        ones = [i for i, n in enumerate(x.shape) if n == 1]
-        if len(ones) != 1:
-            raise Inexpressible("no axes", f"{spec.op} removes one named dim; the input has {len(ones)} dims of 1")
-        axis = ones[0]
-    args = {"a": x, "axis": axis}
-    return Plan(choose(spec, args), args)
+    axes = _axes_given(node)
+    if axes is None:
+        axes = [i for i, n in enumerate(x.shape) if n == 1]
+    if len(axes) == 1:
+        args = {"a": x, "axis": axes[0]}
+        return Plan(choose(squeeze, args), args)
+    placed = {a + x.ndim if a < 0 else a for a in axes}
+    if not all(0 <= a < x.ndim and x.shape[a] == 1 for a in placed):
+        raise Inexpressible(f"axes {axes}", f"not all dims of 1 of the input of shape {list(x.shape)} (an invalid case)")
+    shape = [n for i, n in enumerate(x.shape) if i not in placed]
+    args = {"a": x, "shape": shape}
+    return Plan(choose(reshape, args), args, notes=[f"reshape to {shape}"], spec=reshape)
 
 
-def _trilu(node: Node, spec: Spec) -> Plan:
-    """upper=1 (the default) with k (the optional second input, default 0) as the diagonal. The table
-    has one row per ONNX op, so upper=0 (torch.tril, also shipped) is reported inexpressible here."""
-    if not bool(node.attr("upper", 1)):
-        raise Inexpressible("attribute upper=0", f"is the lower triangle ({spec.op} keeps the upper one; the "
-                            "table maps each ONNX op to one opgen op)")
+def _trilu(node: Node, triu: Spec, tril: Spec) -> Plan:
+    """upper=1 (the default) is torch.triu, upper=0 torch.tril, with k (the optional second input,
+    default 0) as the diagonal."""
+    spec = triu if bool(node.attr("upper", 1)) else tril
     x = _required(node, 0, "input")
     k = node.input(1)
     args = {"input": x, "diagonal": 0 if k is None else int(np.asarray(k).reshape(-1)[0])}
-    return Plan(choose(spec, args), args)
+    return Plan(choose(spec, args), args, spec=spec)
 
 
 def _matmul(node: Node, spec: Spec) -> Plan:
@@ -525,30 +585,49 @@ def _layer_norm(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, {0: _reshape(x.shape)}, notes)
 
 
-def _gemm(node: Node, spec: Spec) -> Plan:
+def _gemm(node: Node, linear: Spec, addmm: Spec) -> Plan:
+    """Y = alpha * A' @ B' + beta * C (A' = A.T when transA, B' = B.T when transB; C optional and
+    unidirectionally broadcastable to (M, N)). torch.nn.functional.linear where it can say it
+    (float32, alpha = 1, and no C or beta = 1 with C one row); else torch.addmm, which scales
+    both terms and takes C as any (M, N) view: a stride-0 broadcast of (), (1,), (N,), (1, N) or
+    (M, 1). Without C, addmm gets beta = 0 and a stride-0 (M, N) view of one zero (beta == 0
+    ignores its input, as BLAS does)."""
     a, b, c = _required(node, 0, "A"), _required(node, 1, "B"), node.input(2)
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
-    if alpha != 1.0:
-        raise Inexpressible(f"attribute alpha={alpha:g}", f"{spec.op} does not scale the product")
-    if c is not None and beta != 1.0:
-        raise Inexpressible(f"attribute beta={beta:g}", f"{spec.op} adds its bias unscaled")
     if a.ndim != 2 or b.ndim != 2:
         raise Inexpressible("operands that are not 2-d", "Gemm takes matrices (an invalid case)")
-    a2 = a.T if node.attr("transA", 0) else a  # views: the kernel takes strided operands
-    b2 = b.T if node.attr("transB", 0) else b  # (K, N)
+    trans_a, trans_b = bool(node.attr("transA", 0)), bool(node.attr("transB", 0))
+    a2 = a.T if trans_a else a  # (M, K), a view: the kernels take strided operands
+    b2 = b.T if trans_b else b  # (K, N), a view
     m, n = a2.shape[0], b2.shape[1]
-    args: dict[str, Any] = {"input": a2, "weight": b2.T}  # linear's weight is (N, K): B transposed, a view
-    notes = [f"weight = {'B' if node.attr('transB', 0) else 'B.T'} (a view), input = {'A.T' if node.attr('transA', 0) else 'A'}"]
-    if c is not None:
-        if c.size == 1:
-            args["bias"] = np.full(n, c.reshape(()), dtype=c.dtype)
-            notes.append(f"scalar C as a bias row of {n}")
-        elif tuple(c.shape) in ((n,), (1, n)):
-            args["bias"] = c.reshape(n)
-        else:
-            raise Inexpressible(f"C of shape {list(c.shape)}", f"varies along the rows of the ({m}, {n}) result: "
-                                f"{spec.op}'s bias is one row of {n}")
-    return Plan(choose(spec, args), args, {0: _same}, notes)
+    notes = [f"mat1 = {'A.T' if trans_a else 'A'}, mat2 = {'B.T' if trans_b else 'B'} (views)"]
+    row_c = c is None or c.size == 1 or tuple(c.shape) in ((n,), (1, n))
+    if a.dtype == np.float32 and alpha == 1.0 and (c is None or beta == 1.0) and row_c:
+        args: dict[str, Any] = {"input": a2, "weight": b2.T}  # linear's weight is (N, K): B' transposed, a view
+        notes = [f"weight = {'B' if trans_b else 'B.T'} (a view), input = {'A.T' if trans_a else 'A'}"]
+        if c is not None:
+            if c.size == 1:
+                args["bias"] = np.full(n, c.reshape(()), dtype=c.dtype)
+                notes.append(f"scalar C as a bias row of {n}")
+            else:
+                args["bias"] = c.reshape(n)
+        return Plan(choose(linear, args), args, {0: _same}, notes)
+    if c is None:
+        bias = np.broadcast_to(np.zeros((), dtype=a.dtype), (m, n))
+        beta = 0.0
+        notes.append("no C: beta = 0 and a stride-0 zero as input")
+    else:
+        if beta == 0.0 and not np.isfinite(c).all():
+            raise Inexpressible("beta=0 with a non-finite C", "ONNX's 0 * C is nan there; torch.addmm's beta == 0 "
+                                "ignores its input, as BLAS does")
+        try:
+            bias = np.broadcast_to(c, (m, n))  # a view: stride 0 along the dims C broadcasts
+        except ValueError:
+            raise Inexpressible(f"C of shape {list(c.shape)}", f"does not broadcast to ({m}, {n}) (an invalid case)") from None
+        if bias.shape != tuple(c.shape):
+            notes.append(f"C {list(c.shape)} broadcast to ({m}, {n}) as a stride-0 view")
+    args = {"input": bias, "mat1": a2, "mat2": b2, "beta": beta, "alpha": alpha}
+    return Plan(choose(addmm, args), args, {0: _same}, notes, spec=addmm)
 
 
 def _pool_output(size: int, kernel: int, stride: int, begin: int, end: int, ceil: bool) -> int:
@@ -559,6 +638,35 @@ def _pool_output(size: int, kernel: int, stride: int, begin: int, end: int, ceil
     if ceil and (out - 1) * stride >= size + begin:
         out -= 1
     return out
+
+
+def _onnx_pads(node: Node, spec: Spec, size: list[int], kernel: list[int], span: list[int], strides: list[int],
+               ceil: bool) -> tuple[list[int], list[int], str]:
+    """The padding (one per pooled dim, both ends alike), ONNX's output sizes and how the pads were
+    given (an auto_pad, or ""), from ``pads`` or ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER as
+    ONNX computes them) for windows spanning ``span`` (the dilated kernel). Asymmetric pads and
+    pads over half the kernel (torch refuses them) are inexpressible."""
+    nd = len(kernel)
+    auto = str(node.attr("auto_pad", "NOTSET") or "NOTSET")
+    if auto == "NOTSET":
+        pads = [int(p) for p in node.attr("pads", [0] * 2 * nd)]
+        begin, end = pads[:nd], pads[nd:]
+        out = [_pool_output(size[i], span[i], strides[i], begin[i], end[i], ceil) for i in range(nd)]
+    elif auto == "VALID":
+        begin = end = [0] * nd
+        out = [-(-(size[i] - span[i] + 1) // strides[i]) for i in range(nd)]
+    else:  # SAME_UPPER / SAME_LOWER: ceil(size / stride) outputs, the odd pad at the end / the start
+        out = [-(-size[i] // strides[i]) for i in range(nd)]
+        total = [max(0, (out[i] - 1) * strides[i] + span[i] - size[i]) for i in range(nd)]
+        small, big = [t // 2 for t in total], [t - t // 2 for t in total]
+        begin, end = (small, big) if auto == "SAME_UPPER" else (big, small)
+    via = "" if auto == "NOTSET" else f" (auto_pad {auto})"
+    if begin != end:
+        raise Inexpressible(f"pads {begin + end}{via}", f"are not symmetric: {spec.op} pads both ends of a dim alike")
+    if any(2 * p > k for p, k in zip(begin, kernel)):
+        raise Inexpressible(f"pads {begin}{via} over half the kernel {kernel}", f"{spec.op} refuses them (ValueError), "
+                            "as PyTorch does")
+    return begin, out, via
 
 
 def _pool(kind: str) -> Translate:
@@ -577,25 +685,7 @@ def _pool(kind: str) -> Translate:
         size = [int(s) for s in x.shape[-2:]]
         auto = str(node.attr("auto_pad", "NOTSET") or "NOTSET")
         ceil = bool(node.attr("ceil_mode", 0))
-        if auto == "NOTSET":
-            pads = [int(p) for p in node.attr("pads", [0] * 2 * nd)]
-            begin, end = pads[:nd], pads[nd:]
-            out = [_pool_output(size[i], kernel[i], strides[i], begin[i], end[i], ceil) for i in range(nd)]
-        elif auto == "VALID":
-            begin = end = [0] * nd
-            out = [-(-(size[i] - kernel[i] + 1) // strides[i]) for i in range(nd)]
-        else:  # SAME_UPPER / SAME_LOWER: ceil(size / stride) outputs, the odd pad at the end / the start
-            out = [-(-size[i] // strides[i]) for i in range(nd)]
-            total = [max(0, (out[i] - 1) * strides[i] + kernel[i] - size[i]) for i in range(nd)]
-            small, big = [t // 2 for t in total], [t - t // 2 for t in total]
-            begin, end = (small, big) if auto == "SAME_UPPER" else (big, small)
-        via = "" if auto == "NOTSET" else f" (auto_pad {auto})"
-        if begin != end:
-            raise Inexpressible(f"pads {begin + end}{via}", f"are not symmetric: {spec.op} pads both ends of a dim alike")
-        pad = begin
-        if any(2 * p > k for p, k in zip(pad, kernel)):
-            raise Inexpressible(f"pads {pad}{via} over half the kernel {kernel}", f"{spec.op} refuses them (ValueError), "
-                                "as PyTorch does")
+        pad, out, via = _onnx_pads(node, spec, size, kernel, kernel, strides, ceil)
         floor = [(size[i] + 2 * pad[i] - kernel[i]) // strides[i] + 1 for i in range(nd)]
         if out != floor:
             what = "attribute ceil_mode=1" if ceil and auto == "NOTSET" else f"auto_pad {auto}"
@@ -608,6 +698,58 @@ def _pool(kind: str) -> Translate:
                 "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
         notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
         return Plan(choose(spec, args), args, {0: _same}, notes)
+
+    return translate
+
+
+def _pool_by_rank(kind: str) -> Translate:
+    """MaxPool / AveragePool by the kernel's rank: 2-d as before (the 2-d ops: floor mode, no
+    dilation), 1-d and 3-d through the ops with torch's options (max: dilation and ceil_mode; avg:
+    ceil_mode and count_include_pad, no dilation)."""
+    two_d = _pool(kind)
+
+    def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec) -> Plan:
+        kernel = [int(k) for k in node.attr("kernel_shape", [])]
+        nd = len(kernel)
+        if nd == 2:
+            return two_d(node, spec2)
+        if nd not in (1, 3):
+            raise Inexpressible(f"{nd}-d pooling (kernel_shape {kernel})", "opgen pools over 1, 2 or 3 dims")
+        spec = spec1 if nd == 1 else spec3
+        x = _required(node, 0, "X")
+        if x.ndim < nd + 2:
+            raise Inexpressible(f"a {x.ndim}-d input", f"{nd}-d pooling takes (N, C, ...{nd} dims) (an invalid case)")
+        strides = [int(s) for s in node.attr("strides", [1] * nd)]
+        dilations = [int(d) for d in node.attr("dilations", [1] * nd)]
+        if kind == "average" and any(d != 1 for d in dilations):
+            raise Inexpressible(f"attribute dilations={dilations}", f"{spec.op} has no dilation (as torch's avg pools)")
+        size = [int(s) for s in x.shape[-nd:]]
+        eff = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
+        ceil = bool(node.attr("ceil_mode", 0))
+        pad, out, via = _onnx_pads(node, spec, size, kernel, eff, strides, ceil)
+        # torch's output sizes in floor or ceil mode; the one that gives ONNX's (an auto_pad's
+        # count may need either)
+        sizes = {c: [pool_out_size(size[i], kernel[i], strides[i], pad[i], dilations[i], c) for i in range(nd)]
+                 for c in (False, True)}
+        mode = ceil if sizes[ceil] == out else (not ceil if sizes[not ceil] == out else None)
+        if mode is None:
+            raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
+                                f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or {sizes[True]} (ceil)")
+        if nd == 1:
+            args: dict[str, Any] = {"input": x, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
+            if kind == "max":
+                args["dilation"] = dilations[0]
+        else:
+            args = {"input": x}
+            for key, vals in (("kernel", kernel), ("stride", strides), ("pad", pad)):
+                args.update({f"{key}_{a}": int(v) for a, v in zip("dhw", vals)})
+            if kind == "max":
+                args.update({f"dilation_{a}": int(v) for a, v in zip("dhw", dilations)})
+        args["ceil_mode"] = mode
+        if kind == "average":
+            args["count_include_pad"] = bool(node.attr("count_include_pad", 0))
+        notes = [f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here"] if mode != ceil else []
+        return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
 
     return translate
 
@@ -688,58 +830,93 @@ def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
 
 
 def _attention(node: Node, spec: Spec) -> Plan:
+    """ONNX Attention as one call of opgen.nn.attention: the KV cache concatenated before K/V, the
+    mask (bool as 0/-inf, padded to T with -inf, nonpad_kv_seqlen as -inf past each sequence's
+    length) as a broadcast (B, Hq, S, T) bias view, is_causal and the windows aligned at the past
+    length, softcap and scale as they are."""
     q, k, v = _required(node, 0, "Q"), _required(node, 1, "K"), _required(node, 2, "V")
     mask, past_k, past_v, nonpad = node.input(3), node.input(4), node.input(5), node.input(6)
-    if node.attr("is_causal", 0):
-        raise Inexpressible("attribute is_causal=1", f"{spec.op} is bidirectional (no causal mask)")
-    if node.attr("softcap", 0.0):
-        raise Inexpressible(f"attribute softcap={node.attr('softcap'):g}", f"{spec.op} does not soft-cap the scores")
-    windows = (int(node.attr("left_window_size", -1)), int(node.attr("right_window_size", -1)))
-    if windows != (-1, -1):
-        raise Inexpressible(f"left_window_size={windows[0]}, right_window_size={windows[1]}",
-                            f"not translated into {spec.op}'s symmetric window (|i - j| < window)")
     three_d = q.ndim == 3
     if three_d:
         q = _heads(q, node.attr("q_num_heads"), "Q")
         k = _heads(k, node.attr("kv_num_heads"), "KV")
         v = _heads(v, node.attr("kv_num_heads"), "KV")
+    for name, x in (("Q", q), ("K", k), ("V", v)):
+        if x.dtype != np.float32:  # float16, bfloat16 (and double): no overload
+            raise Inexpressible(f"dtype {x.dtype}", f"{spec.op} takes {name} as float32 only")
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise Inexpressible("Q, K, V ranks", "Attention takes 3-d or 4-d inputs (an invalid case)")
     if (past_k is None) != (past_v is None):
         raise Inexpressible("only one of past_key, past_value", "an invalid case")
+    if nonpad is not None and past_k is not None:
+        raise Inexpressible("nonpad_kv_seqlen with past_key", "ONNX rejects the pair (an invalid case)")
+    precision = node.attr("softmax_precision")
+    if precision is not None and int(precision) not in (1, 11):  # FLOAT, DOUBLE
+        raise Inexpressible(f"attribute softmax_precision={precision}", f"{spec.op} computes the softmax "
+                            "in float32 or wider, not in a narrower type")
     notes = []
+    past = 0
     if past_k is not None:  # the KV cache and the new keys, one sequence
+        past = past_k.shape[2]
         k, v = np.concatenate([past_k, k], axis=2), np.concatenate([past_v, v], axis=2)
-        notes.append("past_key/past_value concatenated before K/V")
+        notes.append(f"past_key/past_value concatenated before K/V (offset {past})")
     batch, hq, s, d = q.shape
-    t = k.shape[2]
+    hkv, t = k.shape[1], k.shape[2]
+    if v.shape[1] != hkv or k.shape[0] != batch or v.shape[0] != batch or v.shape[2] != t or k.shape[3] != d:
+        raise Inexpressible(f"K {list(k.shape)}, V {list(v.shape)}", "do not fit Q and each other (an invalid case)")
+    if hkv == 0 or hq % hkv:
+        raise Inexpressible(f"{hq} query heads on {hkv} key/value heads", "not grouped-query attention "
+                            "(an invalid case)")
+    is_causal = bool(node.attr("is_causal", 0))
+    left, right = int(node.attr("left_window_size", -1)), int(node.attr("right_window_size", -1))
+    if left < -1 or right < -1:
+        raise Inexpressible(f"left_window_size={left}, right_window_size={right}", "below -1 (an invalid case)")
+    offset = past
+    if nonpad is not None:
+        lengths = np.asarray(nonpad).reshape(-1).astype(np.int64)
+        if lengths.shape != (batch,):
+            raise Inexpressible(f"nonpad_kv_seqlen of shape {list(np.shape(nonpad))}", f"is not one length per "
+                                f"batch entry ({batch}) (an invalid case)")
+        if is_causal or left >= 0 or right >= 0:
+            # The causal frontier and the windows sit at nonpad_kv_seqlen[b] - S: one offset per
+            # batch entry, and opgen.nn.attention takes one offset per call.
+            if batch and not (lengths == lengths[0]).all():
+                raise Inexpressible(f"nonpad_kv_seqlen {lengths.tolist()} with is_causal or a window",
+                                    f"aligns the causal mask and the windows at nonpad_kv_seqlen[b] - S, a "
+                                    f"different offset per batch entry; {spec.op} takes one offset per call")
+            offset = int(lengths[0]) - s if batch else 0
+            notes.append(f"is_causal/windows at offset nonpad_kv_seqlen - S = {offset} (the same for every batch)")
+    softcap = float(node.attr("softcap", 0.0))
     scale = float(node.attr("scale")) if "scale" in node.attrs else 1.0 / math.sqrt(d)
-    args: dict[str, Any] = {"q": q, "k": k, "v": v, "key_mask": np.ones((batch, t), dtype=np.int64), "window": 0,
-                            "scale": scale}
-    overload = choose(spec, args)
-    visible = np.ones((batch, t), dtype=bool)
+    # The bias: the mask padded to T keys, bool as 0 / -inf, broadcast to (B, Hq, S, T); zeros without one.
     if mask is not None:
         if mask.dtype == bool:
-            allowed = mask
-        elif mask.dtype.kind == "f" and np.all((mask == 0) | (mask == -np.inf)):
-            allowed = mask == 0
+            bias = np.where(mask, np.float32(0.0), np.float32(-np.inf))
+            notes.append("bool attn_mask as a 0/-inf bias")
+        elif mask.dtype == np.float32:
+            if np.isnan(mask).any() or (mask == np.inf).any():
+                raise Inexpressible("attn_mask with nan or +inf", f"{spec.op}'s bias holds finite values and -inf")
+            bias = mask
         else:
-            raise Inexpressible("a float attn_mask", f"adds other values than 0 and -inf to the scores: {spec.op} "
-                                "takes a key padding mask")
+            raise Inexpressible(f"attn_mask of dtype {mask.dtype}", f"{spec.op} takes a float32 bias")
+        if bias.shape[-1] < t:  # ONNX pads a short mask with -inf (False)
+            pad = np.full(bias.shape[:-1] + (t - bias.shape[-1],), -np.inf, np.float32)
+            bias = np.concatenate([bias, pad], axis=-1)
+            notes.append(f"attn_mask padded with -inf to {t} keys")
         try:
-            full = np.broadcast_to(allowed, (batch, hq, s, t))
+            bias = np.broadcast_to(bias, (batch, hq, s, t))
         except ValueError:
             raise Inexpressible(f"attn_mask of shape {list(mask.shape)}",
                                 f"does not broadcast to (B, Hq, S, T) = {[batch, hq, s, t]}") from None
-        if not (full == full[:, :1, :1, :]).all():
-            raise Inexpressible("attn_mask", f"differs between queries or heads: {spec.op}'s key_mask is one row of "
-                                "keys per batch")
-        visible &= full[:, 0, 0, :]
-        notes.append("attn_mask as a per-key mask")
-    if nonpad is not None:
-        visible &= np.arange(t)[None, :] < np.asarray(nonpad).reshape(-1, 1)
-        notes.append("nonpad_kv_seqlen as a per-key mask")
-    args["key_mask"] = visible.astype(np.int64)
+    else:
+        bias = np.broadcast_to(np.zeros((), np.float32), (batch, hq, s, t))
+    if nonpad is not None:  # keys from nonpad_kv_seqlen[b] on are padding: -inf
+        padded = np.arange(t)[None, :] >= lengths[:, None]  # (B, T)
+        bias = np.where(padded[:, None, None, :], np.float32(-np.inf), bias).astype(bias.dtype)
+        notes.append("nonpad_kv_seqlen as -inf in the bias past each length")
+    args: dict[str, Any] = {"q": q, "k": k, "v": v, "bias": bias, "is_causal": is_causal, "offset": offset,
+                            "left_window": left, "right_window": right, "softcap": softcap, "scale": scale}
+    overload = choose(spec, args)
     if three_d:
         dv = v.shape[-1]
         shape = (batch, s, hq * dv)
@@ -753,8 +930,60 @@ def _attention(node: Node, spec: Spec) -> Plan:
 
 
 def _rotary(node: Node, spec: Spec) -> Plan:
-    raise Inexpressible("inputs cos_cache, sin_cache", f"{spec.op} computes cos and sin from theta; it takes no "
-                        "tables of them")
+    """ONNX RotaryEmbedding as one call of opgen.nn.apply_rotary: a 3-d (B, S, hidden) input split
+    into num_heads heads as the (B, H, S, D) view, a 4-d one as it is; cos_cache/sin_cache gathered
+    by position_ids (data movement: the cache rows indexed) or used as they are (B, S, R); the
+    tables viewed as (B, 1, S, R) to broadcast over the heads; rotary_embedding_dim (0: the head
+    dim) checked against 2R; interleaved as the bool. The result is transposed and merged back."""
+    x = _required(node, 0, "X")
+    cos, sin = _required(node, 1, "cos_cache"), _required(node, 2, "sin_cache")
+    position_ids = node.input(3)
+    for name, a in (("X", x), ("cos_cache", cos), ("sin_cache", sin)):
+        if a.dtype != np.float32:  # float16, bfloat16: no overload
+            raise Inexpressible(f"dtype {a.dtype}", f"{spec.op} takes {name} as float32 only")
+    notes = []
+    three_d = x.ndim == 3
+    if three_d:
+        x = _heads(x, node.attr("num_heads"), "X")
+        notes.append("3-d input split into num_heads heads (a view), the result merged back")
+    if x.ndim != 4:
+        raise Inexpressible(f"a {x.ndim}-d input", "RotaryEmbedding takes 3-d or 4-d inputs (an invalid case)")
+    batch, heads, s, d = x.shape
+    if position_ids is not None:
+        ids = np.asarray(position_ids)
+        if ids.shape != (batch, s):
+            raise Inexpressible(f"position_ids of shape {list(ids.shape)}", f"is not (B, S) = {[batch, s]} "
+                                "(an invalid case)")
+        if cos.ndim != 2 or sin.shape != cos.shape:
+            raise Inexpressible(f"caches of shapes {list(cos.shape)}, {list(sin.shape)} with position_ids",
+                                "are not (max_position, R) (an invalid case)")
+        if ids.size and (ids.min() < 0 or ids.max() >= cos.shape[0]):
+            raise Inexpressible("position_ids out of range", "NumPy's indexing would wrap a negative id or "
+                                "fail past the cache (an invalid case)")
+        cos, sin = cos[ids], sin[ids]  # (B, S, R): the cache rows, indexed
+        notes.append("cos_cache/sin_cache rows gathered by position_ids")
+    if cos.shape != (batch, s, cos.shape[-1]) or sin.shape != cos.shape:
+        raise Inexpressible(f"caches of shapes {list(cos.shape)}, {list(sin.shape)}",
+                            f"are not (B, S, R) with (B, S) = {[batch, s]} (an invalid case)")
+    r = cos.shape[-1]
+    rotary_dim = int(node.attr("rotary_embedding_dim", 0) or 0)
+    if rotary_dim == 0:
+        rotary_dim = d  # ONNX: full rotation
+    if rotary_dim != 2 * r:
+        raise Inexpressible(f"rotary_embedding_dim {rotary_dim} with caches {r} wide",
+                            "ONNX needs the caches rotary_embedding_dim / 2 wide (an invalid case)")
+    if rotary_dim > d:
+        raise Inexpressible(f"rotary_embedding_dim {rotary_dim} > head dim {d}", "an invalid case")
+    args: dict[str, Any] = {"x": x, "cos": cos[:, None], "sin": sin[:, None],
+                            "interleaved": bool(node.attr("interleaved", 0))}
+    notes.append("cos/sin viewed as (B, 1, S, R) over the heads")
+    overload = choose(spec, args)
+    if three_d:
+        shape = (batch, s, heads * d)
+        outputs = {0: lambda y: y.transpose(0, 2, 1, 3).reshape(shape)}
+    else:
+        outputs = {0: _same}
+    return Plan(overload, args, outputs, notes)
 
 
 # --------------------------------------------------------------------------------- the table
@@ -770,7 +999,8 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("GreaterOrEqual", "operator.ge", _binary, "A >= B"),
     Mapping("MatMul", "operator.matmul", _matmul, "A @ B; a 1-d operand as (1, k) or (k, 1), as NumPy does"),
     Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
-    Mapping("Div", "operator.truediv", _binary, "A / B, NumPy broadcasting (float tensors: integer Div truncates)"),
+    Mapping("Div", "operator.truediv", _div, "A / B, NumPy broadcasting; on integers operator.floordiv where "
+            "truncation and flooring agree on the data", others=("operator.floordiv",)),
     Mapping("Max", "numpy.maximum", _two_of_variadic, "two inputs: numpy.maximum (NaN propagates)"),
     Mapping("Min", "numpy.minimum", _two_of_variadic, "two inputs: numpy.minimum (NaN propagates)"),
     Mapping("Exp", "numpy.exp", _unary, "exp(X)"),
@@ -797,7 +1027,8 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Elu", "torch.nn.functional.elu", _elu, "alpha (default 1.0)"),
     Mapping("HardSwish", "torch.nn.functional.hardswish", _unary, "X * relu6(X + 3) / 6"),
     Mapping("Mish", "torch.nn.functional.mish", _unary, "X * tanh(softplus(X))"),
-    Mapping("Mod", "operator.mod", _mod, "fmod=0: A % B with the divisor's sign, NumPy broadcasting (x % 0 is 0 on ints)"),
+    Mapping("Mod", "operator.mod", _mod, "fmod=0: A % B with the divisor's sign; fmod=1: numpy.fmod, the dividend's "
+            "sign; NumPy broadcasting (x % 0 is 0 on ints)", others=("numpy.fmod",)),
     Mapping("Where", "numpy.where", _where, "condition ? X : Y, the three broadcast together"),
     Mapping("And", "numpy.logical_and", _binary, "A and B on bool tensors, NumPy broadcasting"),
     Mapping("Or", "numpy.logical_or", _binary, "A or B on bool tensors, NumPy broadcasting"),
@@ -830,25 +1061,36 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Gelu", "torch.nn.functional.gelu", _gelu, "approximate none or tanh"),
     Mapping("LayerNormalization", "torch.nn.functional.layer_norm", _layer_norm,
             "the trailing dims from axis merged into one; Y only (not Mean, InvStdDev); needs B"),
-    Mapping("Gemm", "torch.nn.functional.linear", _gemm, "alpha = 1, beta = 1 (with C), C one row; transposes as views"),
-    Mapping("MaxPool", "torch.nn.functional.max_pool2d", _pool("max"),
-            "2-d, symmetric pads up to half the kernel, no dilation, floor-mode windows; Y only (not Indices)"),
-    Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool("average"),
-            "as MaxPool, and count_include_pad=1 wherever there is padding"),
+    Mapping("Gemm", "torch.nn.functional.linear", _gemm,
+            "linear for alpha = 1 with no C or beta = 1 and C one row; else torch.addmm (alpha, beta, C broadcast "
+            "to (M, N) as a stride-0 view; no C: beta = 0); transposes as views", others=("torch.addmm",)),
+    Mapping("MaxPool", "torch.nn.functional.max_pool2d", _pool_by_rank("max"),
+            "1-d, 2-d or 3-d by kernel rank: symmetric pads up to half the kernel; 1-d/3-d with dilations and "
+            "ceil_mode (2-d: floor-mode windows, no dilation); Y only (not Indices)",
+            others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d")),
+    Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
+            "as MaxPool but no dilations; 1-d/3-d with count_include_pad either way (2-d: 1 wherever there is "
+            "padding)", others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d")),
     Mapping("Gather", "torch.nn.functional.embedding", _gather, "axis 0, int64 indices, none negative"),
     Mapping("LpNormalization", "torch.nn.functional.normalize", _lp_normalization,
             "p = 2, eps at the gate's smallest (no slice's norm below it)"),
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
-    Mapping("Attention", "opgen.nn.scaled_dot_product_attention", _attention,
-            "not causal, no softcap or window; a mask only per key; Y only"),
-    Mapping("RotaryEmbedding", "opgen.nn.rotary_embedding", _rotary, "never: ONNX passes cos/sin tables"),
+    Mapping("Attention", "opgen.nn.attention", _attention,
+            "float32; the mask as a 0/-inf-padded bias view, past_key/past_value concatenated, causal and windows "
+            "at the past length; Y only; nonpad_kv_seqlen with is_causal or windows only where one length serves "
+            "every batch entry"),
+    Mapping("RotaryEmbedding", "opgen.nn.apply_rotary", _rotary,
+            "float32; 3-d split into heads by num_heads; the caches' rows gathered by position_ids, viewed as "
+            "(B, 1, S, R); rotary_embedding_dim = 2R; interleaved"),
     Mapping("Transpose", "numpy.transpose", _transpose, "perm as axes (default: the dims reversed)"),
     Mapping("Reshape", "numpy.reshape", _reshape_node,
             "shape as the list; allowzero=0 zeros resolved to the input's dims; -1 as in NumPy"),
-    Mapping("Unsqueeze", "numpy.expand_dims", _unsqueeze, "one axis (input or attribute); several: inexpressible"),
+    Mapping("Unsqueeze", "numpy.expand_dims", _unsqueeze, "one axis (input or attribute); several as numpy.reshape",
+            others=("numpy.reshape",)),
     Mapping("Expand", "numpy.broadcast_to", _expand,
             "shape as the input's shape and shape broadcast together (ONNX's two-way rule), then one way"),
-    Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; without axes only where exactly one dim is 1"),
-    Mapping("Trilu", "torch.triu", _trilu, "upper=1, k as diagonal (default 0); upper=0 (torch.tril): inexpressible "
-            "in a one-op row"),
+    Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; several (or every dim of 1) as numpy.reshape",
+            others=("numpy.reshape",)),
+    Mapping("Trilu", "torch.triu", _trilu, "upper=1 as torch.triu, upper=0 as torch.tril; k as diagonal (default 0)",
+            others=("torch.tril",)),
 )

@@ -171,7 +171,7 @@ def select_mappings(specs: dict[str, Spec], names: list[str] | None) -> list[Map
             picked = [by_onnx[name.lower()]]
         else:
             spec = spec_named(specs, name)
-            picked = [m for m in MAPPINGS if spec is not None and m.opgen_op == spec.op]
+            picked = [m for m in MAPPINGS if spec is not None and spec.op in m.ops]
             if not picked:
                 what = f"no ONNX op maps to {name}" + (f" ({spec.op})" if spec is not None and spec.op != name else "")
                 raise OpgenError(what, hint="name an ONNX op or an opgen op of the mapping table: "
@@ -212,18 +212,16 @@ def run_onnx(project: Project, names: list[str] | None = None, *, target: str = 
     pending: list[_Call] = []
     decided: list[list[list[CaseResult | None]]] = []  # per op, per case, per data set (None: a call decides)
     for m in mappings:
-        op = OpResult(m.onnx_op, m.opgen_op, target_id, m.how)
+        op = OpResult(m.onnx_op, ", ".join(m.ops), target_id, m.how)
         ops.append(op)
-        spec = specs.get(m.opgen_op)
         per_case = []
         for ci, case in enumerate(cases[m.onnx_op]):
             per_set: list[CaseResult | None] = []
             for di, (inputs, outputs) in enumerate(case.data_sets):
                 node, positions = _node(case, inputs)
                 try:
-                    if spec is None:
-                        raise Inexpressible(f"op {m.opgen_op}", "this project has no spec for it")
-                    plan = m.translate(node, spec)
+                    plan = m.plan(node, specs)
+                    plan.spec = plan.spec or specs[m.opgen_op]
                 except Inexpressible as exc:
                     per_set.append(CaseResult(case.name, "inexpressible", str(exc), subject=exc.subject, why=exc.why))
                     continue
@@ -282,7 +280,7 @@ def _serve_and_build(pending: list[_Call], specs: dict[str, Spec], registry: Reg
     """The served entry of each planned overload, built; a call with none is decided here."""
     served: dict[tuple[str, str], tuple[Entry | None, str]] = {}
     for call in pending:
-        spec = specs[ops[call.op].opgen_op]
+        spec = call.plan.spec
         key = (spec.op, call.plan.overload.name)
         if key not in served:
             entry, reasons = registry.serve(spec.op, call.plan.overload.name, target_id, spec)
@@ -423,7 +421,7 @@ def _settle(pending: list[_Call], op_index: int, decided: list, cases: dict[str,
         if call.op != op_index or decided[op_index][call.case][call.data_set] is not None:
             continue
         name = cases[op.onnx_op][call.case].name
-        decided[op_index][call.case][call.data_set] = _judge(name, call, cases[op.onnx_op][call.case], op.opgen_op)
+        decided[op_index][call.case][call.data_set] = _judge(name, call, cases[op.onnx_op][call.case], call.plan.spec.op)
 
 
 def _judge(name: str, call: _Call, case: Case, opgen_op: str) -> CaseResult:
