@@ -102,7 +102,7 @@ def torch_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarra
     (which SDPA cannot apply) the eager formulation Gemma 2 uses in transformers: scores by
     matmul, tanh cap, + mask, softmax, @ v. A query that sees no key gives zeros (masked_fill
     of the rows SDPA leaves nan on other backends; torch's CPU kernel gives zeros already)."""
-    import torch
+    import torch  # only for the bench reference: seconds to import, and the gate's reference needs none
 
     tq, tk, tv, tb = (torch.from_numpy(np.ascontiguousarray(a)) for a in (q, k, v, bias))
     s, t = q.shape[-2], k.shape[-2]

@@ -71,7 +71,7 @@ def torch_apply_rotary(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interlea
     (cat(cos, cos), as transformers' rotary modules return them), the unrotated tail split off and
     concatenated back (GPT-NeoX's partial rotary). Interleaved: GPT-J's rotate_every_two with the
     tables repeated pairwise."""
-    import torch
+    import torch  # only for the bench reference: seconds to import, and the gate's reference needs none
 
     tx, tc, ts = (torch.from_numpy(np.asarray(a)) for a in (x, cos, sin))
     r = tc.shape[-1]
