@@ -93,6 +93,9 @@ def _domain_text(dom: Domain | None) -> str:
         parts.append("one of " + ", ".join(repr(c) for c in dom.choices))
     if dom.index_into:
         parts.append(f"indices into the first dim of {dom.index_into} (out-of-range ones where an error is declared)")
+    if dom.index_of:
+        parts.append(f"indices along axis {dom.axis} of {dom.index_of}, in [-n, n) with n its length there "
+                     "(out-of-range ones where an error is declared)")
     if dom.max_len is not None:
         parts.append(f"length up to {dom.max_len}")
     if dom.strings != "unicode":

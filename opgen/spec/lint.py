@@ -128,10 +128,10 @@ def _redraw(overload: Overload, args: dict[str, Any], other: dict[str, Any], rng
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
         v = args[p.name]
-        if p.type.is_tensor and dom.index_into is None:
+        if p.type.is_tensor and dom.index_into is None and dom.index_of is None:
             dist = DISTRIBUTIONS[int(rng.integers(len(DISTRIBUTIONS)))]
             alt[p.name] = _values(rng, dist, v.shape, p.type.dtype, dom)
-        elif dom.axis_of is not None or dom.index_into is not None:
+        elif dom.axis_of is not None or dom.index_into is not None or dom.index_of is not None:
             alt[p.name] = v  # (indices keep pointing into their table, whose values are redrawn)
         else:
             alt[p.name] = other[p.name]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import GATHER, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -89,6 +89,12 @@ class Domain(Strict):
     # an embedding table), drawn inside it; where the overload declares IndexError, some
     # out-of-range ones too.
     index_into: str | None = None
+    # Int tensors: NumPy-style indices along an axis of the named tensor parameter, the axis the
+    # int parameter ``axis`` names ({index_of: a, axis: axis}: numpy.take, take_along_axis),
+    # drawn inside [-n, n), both signs; where the overload declares IndexError, now and then
+    # some outside it.
+    index_of: str | None = None
+    axis: str | None = None  # with index_of: the int parameter naming the axis
     # Tensors under a gufunc shape rule: core dims drawn as a multiple of another core dim or
     # of a number, {h: g} (query heads a multiple of key/value heads) or {d: 2} (an even dim);
     # one draw in eight keeps the drawn size, so the error a mismatch raises is tested too.
@@ -205,6 +211,7 @@ class Overload(Strict):
             if key != "return":
                 _check_choices(key, dom, sig.param(key).type)
                 _check_index_into(key, dom, sig)
+                _check_index_of(key, dom, sig)
                 _check_multiple_of(key, dom, sig, info.data.get("shape"))
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
@@ -284,6 +291,24 @@ def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
         raise ValueError(f"domain.{key}.index_into names {dom.index_into!r}, which is not another tensor parameter")
     if dom.min is not None or dom.max is not None:
         raise ValueError(f"domain.{key}: index_into draws indices from the size of {dom.index_into}; remove min and max")
+
+
+def _check_index_of(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.index_of is None and dom.axis is None:
+        return
+    t = sig.param(key).type
+    if dom.index_of is None:
+        raise ValueError(f"domain.{key}.axis goes with index_of: {{index_of: <tensor param>, axis: <int param>}}")
+    if t.kind != "tensor" or t.dtype.dl_code not in (DL_INT, DL_UINT):
+        raise ValueError(f"domain.{key}.index_of is for integer tensors of indices; {key} is {t}")
+    if dom.index_of not in [p.name for p in sig.tensor_params] or dom.index_of == key:
+        raise ValueError(f"domain.{key}.index_of names {dom.index_of!r}, which is not another tensor parameter")
+    if dom.axis is None or dom.axis not in [p.name for p in sig.params if str(p.type) == "int"]:
+        raise ValueError(f"domain.{key}.index_of needs axis: the int parameter naming the axis of "
+                         f"{dom.index_of} the indices index (got {dom.axis!r})")
+    if dom.index_into is not None or dom.min is not None or dom.max is not None:
+        raise ValueError(f"domain.{key}: index_of draws indices from the length of {dom.index_of} along {dom.axis}; "
+                         "remove min, max and index_into")
 
 
 def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> None:
@@ -489,7 +514,7 @@ def zero_sign_defined(overload: Overload) -> bool:
     rule = overload.rule
     if rule is None:
         return True
-    if rule.kind == "elementwise" or rule.kind in MOVEMENT:
+    if rule.kind == "elementwise" or rule.kind in MOVEMENT or rule.kind in GATHER:
         return True
     if rule.kind == "same_as":
         along_axis = any(d.axis_of is not None for d in overload.domain.values())

@@ -32,6 +32,15 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 x as a view of that shape (stride 0 along the broadcast dims)
     The last five are data movement: the shim checks the parameters (NumPy's errors, as
     ValueError) before the kernel runs, and for parameters it rejects the shape is (0,).
+    take        {take: a, indices: indices, axis: axis}  a.shape[:axis] + indices.shape +
+                a.shape[axis+1:] (numpy.take with an int axis, mode="raise"; a 0-d a is taken as
+                shape (1,), as NumPy does)
+    take_along_axis {take_along_axis: arr, indices: indices, axis: axis}  arr and indices have
+                the same rank; out's dims are their broadcast on every dim but axis, where it is
+                indices' length (numpy.take_along_axis with an int axis)
+    These two are gathers (GATHER): the shim raises NumPy's errors (ValueError for the axis and
+    the rank, IndexError for a shape mismatch, a non-empty take from an empty axis and any index
+    outside [-n, n)) before the kernel runs; for shapes it rejects the shape is (0,).
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | take | take_along_axis
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -65,6 +74,7 @@ class ShapeRule:
     dilation: tuple[str, ...] = ()
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
+    indices: str | None = None  # take, take_along_axis: the int tensor param of the indices
 
     @property
     def pool_ndim(self) -> int:
@@ -115,7 +125,26 @@ class ShapeRule:
                     + "an output size below 1), so the kernel sees valid ones only")
         if self.kind in MOVEMENT:
             return self._describe_movement()
+        if self.kind in GATHER:
+            return self._describe_gather()
         return f"same shape as {self.source}"
+
+    def _describe_gather(self) -> str:
+        x, i, ax = self.source, self.indices, self.axis
+        checked = (f"; opgen's shim has already raised NumPy's errors (ValueError for an axis out of range"
+                   + (" or a rank mismatch" if self.kind == "take_along_axis" else "")
+                   + ", IndexError for " + ("a shape mismatch" if self.kind == "take_along_axis"
+                                             else "a non-empty take from an empty axis")
+                   + f" and for any index outside [-n, n), n = {x}.shape[{ax}]), so where out is not empty every "
+                   f"index is in [-n, n), a negative one counting from the end")
+        if self.kind == "take":
+            return (f"take: out.shape = {x}.shape[:{ax}] + {i}.shape + {x}.shape[{ax}+1:] (negative {ax} counts "
+                    f"from the end; a 0-d {x} comes as shape (1,)), out[pre, j, post] = {x}[pre, {i}[j], post] "
+                    "(numpy.take, mode='raise')" + checked)
+        return (f"take_along_axis: {x} and {i} have the same rank; out.shape is their broadcast on every dim but "
+                f"{ax}, where it is {i}.shape[{ax}]; the shim hands the kernel {i} as a view of out's shape and {x} "
+                f"as a view of out's shape with {x}.shape[{ax}] along {ax} (stride 0 along broadcast dims), and "
+                f"out[p] = {x}[p with {ax} replaced by {i}[p]] (numpy.take_along_axis)" + checked)
 
     def _describe_movement(self) -> str:
         checked = ("; opgen's shim has already raised ValueError for parameters the op rejects, so the kernel "
@@ -151,6 +180,10 @@ class ShapeRule:
             return pool_shape(np.shape(args[self.source]), *self.pool_args(args), self.check_input_size)
         if self.kind in MOVEMENT:
             shape, _ = movement_shape(self, tuple(np.shape(args[self.source])), args)
+            return shape
+        if self.kind in GATHER:
+            shape, _ = gather_shape(self, tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])),
+                                    int(args[self.axis]))
             return shape
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
@@ -334,6 +367,80 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
     return shape[:axis] + shape[axis + 1:], None
 
 
+GATHER = ("take", "take_along_axis")
+MAX_DIMS = 8  # OPGEN_MAX_DIMS: the native tensor's largest rank
+
+
+def _numpy_shape_text(shape: tuple[int, ...]) -> str:
+    """A shape as NumPy's fancy-indexing messages print it: (2,1,1), (3,)."""
+    return "(" + ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def gather_shape(rule: ShapeRule, shape: tuple[int, ...], index_shape: tuple[int, ...],
+                 axis: int) -> tuple[tuple[int, ...], tuple[str, str] | None]:
+    """(out's shape, None) where a gather rule (take, take_along_axis) accepts the shapes and the
+    axis, else ((0,), (error type, NumPy's message)): the errors that do not depend on the index
+    values, in NumPy's order and words, which the C++ and Rust shims check the same way before the
+    kernel runs (the values: gather_index_error)."""
+    shape = tuple(int(s) for s in shape)
+    index_shape = tuple(int(s) for s in index_shape)
+    axis = int(axis)
+    if rule.kind == "take":
+        if not shape:
+            shape = (1,)  # NumPy's PyArray_CheckAxis: a 0-d array is taken from as 1-d
+        nd = len(shape)
+        if not -nd <= axis < nd:
+            return (0,), ("ValueError", f"axis {axis} is out of bounds for array of dimension {nd}")
+        ax = axis % nd
+        out = shape[:ax] + index_shape + shape[ax + 1:]
+        if len(out) > MAX_DIMS:
+            return (0,), ("ValueError", "the result has more dims than an opgen tensor holds (8)")
+        if shape[ax] == 0 and int(np.prod(out, dtype=np.int64)) != 0:
+            return (0,), ("IndexError", "cannot do a non-empty take from an empty axes.")
+        return out, None
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        return (0,), ("ValueError", f"axis {axis} is out of bounds for array of dimension {nd}")
+    ax = axis % nd
+    if len(index_shape) != nd:
+        return (0,), ("ValueError", "`indices` and `arr` must have the same number of dimensions")
+    out = []
+    for d, (s, i) in enumerate(zip(shape, index_shape)):
+        if d == ax:
+            out.append(i)
+        elif s == i or i == 1:
+            out.append(s)
+        elif s == 1:
+            out.append(i)
+        else:
+            parts = [index_shape if k == ax else (1,) * k + (shape[k],) + (1,) * (nd - k - 1) for k in range(nd)]
+            return (0,), ("IndexError", "shape mismatch: indexing arrays could not be broadcast together with shapes "
+                          + "".join(_numpy_shape_text(p) + " " for p in parts))
+    return tuple(out), None
+
+
+def gather_index_error(rule: ShapeRule, shape: tuple[int, ...], indices: Any, axis: int) -> str | None:
+    """NumPy's IndexError message for the first index (in C order) outside [-n, n), n the length
+    of the axis, where NumPy checks them (take: when a.shape[:axis] is not empty; take_along_axis:
+    when out is not empty), or None. For shapes and an axis gather_shape accepts."""
+    shape = tuple(int(s) for s in shape) or ((1,) if rule.kind == "take" else ())
+    idx = np.asarray(indices)
+    ax = int(axis) % len(shape)
+    n = shape[ax]
+    if rule.kind == "take":
+        if int(np.prod(shape[:ax], dtype=np.int64)) == 0:
+            return None
+    else:
+        out, err = gather_shape(rule, shape, idx.shape, axis)
+        if err is not None or int(np.prod(out, dtype=np.int64)) == 0:
+            return None
+    flat = idx.reshape(-1)
+    bad = np.flatnonzero((flat < -n) | (flat >= n))
+    if not bad.size:
+        return None
+    return f"index {int(flat[bad[0]])} is out of bounds for axis {ax} with size {n}"
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -408,6 +515,14 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         return ShapeRule("pool", source=raw["pool"], pool=lists["kernel"] + lists["stride"] + lists["padding"],
                          dilation=lists.get("dilation", ()), ceil_mode=raw.get("ceil_mode"),
                          check_input_size=raw.get("check_input_size", False))
+    for kind in GATHER:
+        if isinstance(raw, dict) and set(raw) == {kind, "indices", "axis"}:
+            _need(raw[kind], tensor_params, kind, "tensor")
+            _need(raw["indices"], tensor_params, "indices", "tensor")
+            if raw["indices"] == raw[kind]:
+                raise ShapeRuleError(f"{kind}: indices must be another tensor parameter than {raw[kind]!r}")
+            _need(raw["axis"], int_params, "axis", "int")
+            return ShapeRule(kind, source=raw[kind], indices=raw["indices"], axis=raw["axis"])
     for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
                             ("broadcast_to", "shape", "list[int]"),
                             ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):

@@ -41,9 +41,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
-from opgen.spec.shapes import MOVEMENT, pool2d_error, pool_error
+from opgen.spec.dtypes import dtype as _dtype_named
+from opgen.spec.shapes import GATHER, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec
-from opgen.verify.strategies import draw_integers, edge_grid, examples, integer_edges, lay_out, special_value
+from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, examples, integer_edges, lay_out,
+                                     special_value)
 
 MODEL_SIZES = (64, 128, 384, 768, 1024, 4096)
 AROUND_MODEL = tuple(sorted({m + d for m in MODEL_SIZES for d in (-1, 0, 1)}))
@@ -180,6 +182,20 @@ def index_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, ro
     if rows > TABLE_ROWS:  # and rows above 2**16 often
         high = rng.integers(TABLE_ROWS, rows, size=n // 2 + 1)
         v[rng.choice(n, size=min(n, len(high)), replace=False)] = high[: min(n, len(high))]
+    return v.reshape(shape).astype(dt.np)
+
+
+def signed_index_values(rng: np.random.Generator, shape: tuple[int, ...], dt: DType, n: int) -> np.ndarray:
+    """NumPy-style indices along an axis of length ``n`` (index_of): index_values' (reaching the
+    last rows, and rows above 2**16 where there are more), about half of them as the negative index
+    of the same element (v - n), with -n and -1 planted."""
+    v = index_values(rng, shape, _dtype_named("int64"), n).astype(np.int64).reshape(-1)
+    if n == 0 or v.size == 0:
+        return v.reshape(shape).astype(dt.np)
+    neg = rng.random(v.size) < 0.5
+    v[neg] -= n
+    ends = np.array([-n, -1], dtype=np.int64)
+    v[rng.choice(v.size, size=min(v.size, 2), replace=False)] = ends[: min(v.size, 2)]
     return v.reshape(shape).astype(dt.np)
 
 
@@ -361,12 +377,20 @@ class _Builder:
             return None  # checked before any value is drawn: a case over budget costs nothing
         dist = dist or self.next_distribution()
         args: dict[str, Any] = {}
+        scalars = dict(scalars or {})
+        for p in self.sig.params:  # the axes index_of indices are drawn along, before the indices
+            dom = self.dom(p.name)
+            if dom.index_of is not None and scalars.get(dom.axis) is None:
+                scalars[dom.axis] = -1
         int_role = 0  # integer tensors so far (their place in an edge grid)
         for p in self.sig.params:
             t, dom = p.type, self.dom(p.name)
             if t.kind == "tensor":
                 shape = tuple(int(s) for s in shapes[p.name])
-                if dom.index_into is not None:
+                if dom.index_of is not None:
+                    n = axis_length(tuple(int(s) for s in shapes[dom.index_of]), int(scalars[dom.axis]))
+                    args[p.name] = signed_index_values(self.rng, shape, t.dtype, n)
+                elif dom.index_into is not None:
                     table = shapes[dom.index_into]
                     args[p.name] = index_values(self.rng, shape, t.dtype, table[0] if table else 0)
                 elif t.dtype.is_float:
@@ -511,6 +535,8 @@ class _Builder:
             yield from self.pool2d()
         elif kind == "pool":
             yield from self.pool_nd()
+        elif kind in GATHER:
+            yield from self.gather()
         else:
             yield from self.arrays()
 
@@ -675,6 +701,31 @@ class _Builder:
                      ("model-sized volumes", (2, int(self.rng.choice([15, 16, 17])), 9, 29, 29)))
         for label, shape in cases:
             made = self.make(f"derived: {label} {shape}", "derived", {src: shape})
+            if made is not None:
+                yield made
+
+    def gather(self) -> Iterator[ScaleCase]:
+        """take and take_along_axis: a long gathered axis, a table of more than 65536 rows (an index
+        narrowed to 16 bits reads the wrong row), many indices, a middle axis and model-sized rows;
+        take_along_axis also with indices and data broadcast against each other. The indices are
+        valid for the case (both signs, the ends, the last rows)."""
+        rule = self.rule
+        x, ind, axis = rule.source, rule.indices, rule.axis
+        long, rows, m = self.long_size(), TABLE_ROWS + int(self.rng.integers(1, 4096)), 1000 + int(self.rng.integers(1, 999))
+        model = (int(self.rng.choice(AROUND_MODEL[3:12])), int(self.rng.choice([384, 768])))
+        if rule.kind == "take":
+            cases = [("a long axis", (3, long), (m,), -1), ("a table of many rows", (rows, 3), (4, 129), 0),
+                     ("many indices", (7, 5), (REDUCTION_LENGTH,), 0), ("a middle axis", (2, long, 3), (2, 65), 1),
+                     ("model-sized rows", model, (8, 128), 0)]
+        else:
+            cases = [("long rows", (3, long), (3, m), -1), ("a table of many rows", (rows, 3), (4129, 3), 0),
+                     ("a table of many rows, broadcast", (rows, 3), (4129, 1), 0),
+                     ("many indices", (3, 17), (3, REDUCTION_LENGTH), 1),
+                     ("broadcast data rows", (1, long), (4, 257), 1), ("broadcast index rows", (5, long), (1, 257), 1),
+                     ("a middle axis", (2, long, 3), (2, 65, 3), 1), ("model-sized rows", model, (model[0], 32), -1)]
+        for label, shape, index_shape, ax in cases:
+            made = self.make(f"derived: {label}, {x}{shape}, {ind}{index_shape}, {axis}={ax}", "derived",
+                             {x: shape, ind: index_shape}, {axis: ax})
             if made is not None:
                 yield made
 

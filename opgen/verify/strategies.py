@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload
-from opgen.spec.shapes import MOVEMENT
+from opgen.spec.shapes import GATHER, MOVEMENT
 from opgen.verify import bpe_strategies, text_strategies
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -292,9 +292,13 @@ def _multiples(draw: st.DrawFn, shapes: dict[str, tuple[int, ...]], overload: Ov
 @st.composite
 def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
-    shapes = _shapes(draw, overload)
-    moved = _movement_params(draw, overload, shapes)
-    moved.update(_pool_params(draw, overload, shapes))
+    if overload.rule is not None and overload.rule.kind in GATHER:
+        shapes, moved = _gather_draw(draw, overload)
+    else:
+        shapes = _shapes(draw, overload)
+        moved = _movement_params(draw, overload, shapes)
+        moved.update(_pool_params(draw, overload, shapes))
+    moved.update(_index_axes(draw, overload, shapes, moved))
     args: dict[str, Any] = {}
     int_role = 0  # integer tensors so far: the role of the next one in an edge grid
     for p in overload.sig.params:
@@ -302,6 +306,11 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         t = p.type
         if p.name in moved:
             args[p.name] = moved[p.name]
+        elif t.kind == "tensor" and dom.index_of is not None:
+            args[p.name] = draw(_tensor_of_indices(shapes[p.name], t.dtype,
+                                                   axis_length(shapes[dom.index_of], moved[dom.axis]),
+                                                   any(r.error == "IndexError" for r in overload.raises)),
+                                label=p.name)
         elif t.kind == "tensor" and dom.index_into is not None:
             table = shapes[dom.index_into]
             args[p.name] = draw(_tensor(shapes[p.name], t.dtype, dom, index_bound=table[0] if table else 0,
@@ -323,6 +332,111 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         else:
             args[p.name] = draw(_scalar(t, dom), label=p.name)
     return args
+
+
+def axis_length(shape: tuple[int, ...], axis: int) -> int:
+    """The length of ``shape`` along ``axis`` (a 0-d shape counts as (1,), as numpy.take takes it);
+    1 for an axis out of range (the shim rejects the axis before it looks at an index)."""
+    shape = tuple(shape) or (1,)
+    return int(shape[axis]) if -len(shape) <= axis < len(shape) else 1
+
+
+def _index_axes(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int, ...]],
+                moved: dict[str, Any]) -> dict[str, Any]:
+    """The axis parameters that ``index_of`` domains name, drawn before their indices (the indices'
+    range depends on them) where the shape rule did not draw them: an axis of that tensor."""
+    out: dict[str, Any] = {}
+    for p in overload.sig.params:
+        dom = overload.domain.get(p.name, Domain())
+        if dom.index_of is None or dom.axis in moved or dom.axis in out:
+            continue
+        ndim = max(len(shapes[dom.index_of]), 1)
+        out[dom.axis] = draw(st.integers(-ndim, ndim - 1), label=dom.axis)
+    return out
+
+
+@st.composite
+def _tensor_of_indices(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, n: int, out_of_range: bool) -> np.ndarray:
+    """NumPy-style indices along an axis of length ``n`` (index_of): uniform in [-n, n), both signs,
+    with the ends -n, -1, 0 and n - 1 planted in most draws; where the overload declares
+    IndexError, one draw in eight also plants 1-3 outside it (n, -n - 1, n + 1 and the dtype's
+    extremes: a kernel must check before it multiplies an index by a stride)."""
+    seed = draw(st.integers(0, 2**32 - 1), label="value seed")
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape))
+    values = rng.integers(-n, n, size=shape, dtype=np.int64) if n > 0 else np.zeros(shape, dtype=np.int64)
+    flat = values.reshape(-1)
+    ends = sorted({-n, -1, 0, n - 1}) if n > 0 else []
+    if size and ends and draw(st.integers(0, 3), label="plant the ends") != 0:
+        plants = draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(ends)), min_size=1,
+                               max_size=min(size, 4)), label="end indices")
+        for index, value in plants:
+            flat[index] = value
+    info = np.iinfo(dt.np)
+    bad = sorted({v for v in (n, -n - 1, n + 1, int(info.min), int(info.max)) if info.min <= v <= info.max
+                  and not -n <= v < n})
+    if out_of_range and size and bad and draw(st.integers(0, 7), label="plant out-of-range indices") == 5:
+        plants = draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(bad)), min_size=1, max_size=3),
+                      label="out-of-range indices")
+        for index, value in plants:
+            flat[index] = value
+    return lay_out(values.astype(dt.np), draw(st.sampled_from(LAYOUTS), label="layout"))
+
+
+def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """Shapes and the axis of a gather rule (take, take_along_axis), valid for each other: take's
+    data and indices of any shapes (the result at most 8 dims), take_along_axis's of one rank,
+    broadcastable on every dim but the axis (each indices dim equal, 1, or any where the data's is
+    1). An axis drawn of length 0 becomes 1 to 4 in most draws (else every non-empty take fails).
+    Where the overload declares ValueError, one draw in eight has an axis out of range (or, for
+    take_along_axis, indices of another rank); where it declares IndexError (take_along_axis), one
+    in eight has a dim that does not broadcast."""
+    rule = overload.rule
+    x, ind = rule.source, rule.indices
+    dom_x, dom_i = overload.domain.get(x, Domain()), overload.domain.get(ind, Domain())
+    max_side = min((d.max_side for d in (dom_x, dom_i) if d.max_side), default=8)
+    raises = {r.error for r in overload.raises}
+    bad_value = "ValueError" in raises and draw(st.integers(0, 7), label="rejected axis or rank") == 3
+    bad_shape = (rule.kind == "take_along_axis" and "IndexError" in raises
+                 and draw(st.integers(0, 7), label="shape mismatch") == 5)
+    lo = dom_x.min_dims if dom_x.min_dims is not None else 0
+    hi = dom_x.max_dims if dom_x.max_dims is not None else 4
+    tails = [(n,) for n in TAIL_LENGTHS if lo <= 1 <= hi] + [(3, n) for n in TAIL_LENGTHS if lo <= 2 <= hi]
+    shape = tuple(draw(st.one_of(hnp.array_shapes(min_dims=lo, max_dims=hi, min_side=0, max_side=max_side),
+                                 st.sampled_from(tails) if tails else st.nothing()), label="data shape"))
+    nd = max(len(shape), 1) if rule.kind == "take" else len(shape)
+    if nd:
+        axis = draw(st.integers(-nd, nd - 1), label=rule.axis)
+    else:  # a 0-d take_along_axis: every axis is out of range
+        axis = draw(st.sampled_from([0, -1]), label=rule.axis)
+    if bad_value and (rule.kind == "take" or draw(st.booleans(), label="axis, not rank")):
+        axis = draw(st.sampled_from([nd, -nd - 1, nd + 2]), label=rule.axis)
+    ax = axis % nd if nd and -nd <= axis < nd else None
+    if ax is not None and shape and shape[ax] == 0 and draw(st.integers(0, 7), label="keep an empty axis") != 3:
+        shape = shape[:ax] + (draw(st.integers(1, 4), label="axis length"),) + shape[ax + 1:]
+    if rule.kind == "take":
+        i_lo = dom_i.min_dims if dom_i.min_dims is not None else 0
+        i_hi = dom_i.max_dims if dom_i.max_dims is not None else 3
+        i_hi = max(min(i_hi, 8 - max(len(shape) - 1, 0)), i_lo)
+        index_shape = tuple(draw(hnp.array_shapes(min_dims=i_lo, max_dims=i_hi, min_side=0, max_side=max_side),
+                                 label="indices shape"))
+        return {x: shape, ind: index_shape}, {rule.axis: axis}
+    dims = []
+    for d, s in enumerate(shape):
+        if d == ax:
+            dims.append(draw(st.integers(0, max_side), label="indices along the axis"))
+        elif s == 1:
+            dims.append(draw(st.sampled_from([1, 1, 0, 2, 3, 5]), label="indices dim"))
+        else:
+            dims.append(draw(st.sampled_from([s, s, 1]), label="indices dim"))
+    if bad_shape:
+        clash = [d for d, s in enumerate(shape) if d != ax and s != 1]
+        if clash:
+            d = draw(st.sampled_from(clash), label="mismatched dim")
+            dims[d] = shape[d] + 1 if shape[d] + 1 != 1 else shape[d] + 2
+    if bad_value and ax is not None:  # indices of another rank
+        dims = dims[1:] if dims and draw(st.booleans(), label="fewer") else [2] + dims
+    return {x: shape, ind: tuple(dims)}, {rule.axis: axis}
 
 
 def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int, ...]]) -> dict[str, Any]:
