@@ -11,7 +11,7 @@ with str keys, and NumPy arrays (or torch tensors where the annotation said
 torch.Tensor) of the declared dtype. Results come back as the same kinds of values; a
 tensor result is a NumPy array (torch tensor) that owns the library's buffer, no copy.
 Errors are raised as the Python exception the kernel reported (ValueError,
-OverflowError, ZeroDivisionError, IndexError, KeyError).
+OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from opgen.spec.dtypes import dtype_of_code
 from opgen.errors import OpgenError
 from opgen.verify.ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
 
-PY_ERRORS = {**ERROR_KINDS, 6: KeyError}
+PY_ERRORS = {**ERROR_KINDS, 6: KeyError, 7: TypeError}
 _INT64 = (-(2**63), 2**63 - 1)
 
 

@@ -85,6 +85,12 @@ class Int64(int):
     def __rsub__(self, other): return self._checked(int.__rsub__(self, other))
     def __mul__(self, other): return self._checked(int.__mul__(self, other))
     def __rmul__(self, other): return self._checked(int.__rmul__(self, other))
+    def __floordiv__(self, other): return self._checked(int.__floordiv__(self, other))
+    def __rfloordiv__(self, other): return self._checked(int.__rfloordiv__(self, other))
+    def __mod__(self, other): return self._checked(int.__mod__(self, other))
+    def __rmod__(self, other): return self._checked(int.__rmod__(self, other))
+    def __neg__(self): return self._checked(int.__neg__(self))
+    def __abs__(self): return self._checked(int.__abs__(self))
 
 
 def as_int64(value: Any) -> Any:
@@ -181,7 +187,8 @@ def encode(value: Any) -> Any:
 
 
 ERRORS = {"ValueError": ValueError, "OverflowError": OverflowError, "ZeroDivisionError": ZeroDivisionError,
-          "IndexError": IndexError, "KeyError": KeyError, "RuntimeError": RuntimeError}
+          "IndexError": IndexError, "KeyError": KeyError, "RuntimeError": RuntimeError,
+          "TypeError": TypeError}
 
 
 def decode(value: Any) -> Any:

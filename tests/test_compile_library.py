@@ -105,7 +105,7 @@ def test_emitted_cpp_reads_beside_the_python(compiled: dict[str, Path]) -> None:
     attend = (compiled["attend"] / "attend.cpp").read_text()
     assert "// out: gufunc (m,k),(k,n)->(m,n)" in attend
     assert 'shape_gufunc({{&a, {"m", "k"}}, {&b, {"k", "n"}}}, {"m", "n"})' in attend
-    assert "t1 = torch_nn_functional_softmax__f32(scores, -1);" in attend
+    assert "t1 = torch_nn_functional_softmax__f32(scores, INT64_C(-1));" in attend
 
 
 def test_constant_keys_are_looked_up_at_compile_time(compiled: dict[str, Path]) -> None:

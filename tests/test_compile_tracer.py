@@ -74,7 +74,7 @@ def test_constants_fold_where_the_key_is_constant_and_become_tables_where_not(tm
     assert isinstance(left, ir.Const) and left.value == "alpha"  # NAMES["a"], looked up now
     assert isinstance(right, ir.Index) and isinstance(right.base, ir.Table) and right.base.name == "NAMES"
     w = next(s for s in fn.body if isinstance(s, ir.Assign) and s.name == "w").value
-    assert isinstance(w, ir.ListComp) and isinstance(w.iterable, ir.Table)
+    assert isinstance(w, ir.ListComp) and isinstance(w.generators[0].source, ir.Table)
     # LIMIT (an int) is folded and widened to 3.0 for the float multiply.
     assert isinstance(w.elt.bound[1], ir.Const) and w.elt.bound[1].value == 3.0 and type(w.elt.bound[1].value) is float
 

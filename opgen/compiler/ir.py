@@ -36,6 +36,10 @@ class Const(Expr):
 class ListLit(Expr):
     items: list[Expr]
 
+    @property
+    def children(self) -> list[Expr]:
+        return self.items
+
 
 @dataclass(eq=False)
 class Var(Expr):
@@ -89,14 +93,17 @@ class MethodCall(Op):
 
 @dataclass(eq=False)
 class Builtin(Expr):
-    """A Python builtin the compiler implements itself: len(list), float(number)."""
+    """A Python builtin the compiler implements itself: len, float, int, bool, abs, round, min, max,
+    sum, any, all, sorted, list, isinstance; and ``.shape``, ``.ndim``, ``.size`` of a tensor."""
 
     name: str
     args: list[Expr]
+    kwargs: dict[str, Expr] = field(default_factory=dict)
+    elem: Any = None  # what a consuming builtin (sum, min, sorted...) iterates over, by type propagation
 
     @property
     def children(self) -> list[Expr]:
-        return self.args
+        return [*self.args, *self.kwargs.values()]
 
 
 @dataclass(eq=False)
@@ -122,18 +129,106 @@ class IfExp(Expr):
         return [self.cond, self.then, self.orelse]
 
 
-@dataclass(eq=False)
-class ListComp(Expr):
-    """``[elt for var in iterable if cond ...]``; ``var`` is local to the comprehension."""
+# A loop's target: a name, or a tuple of targets (``for i, (a, b) in enumerate(zip(xs, ys))``).
+Target = Any  # str | tuple[Target, ...]
 
-    elt: Expr
-    var: str
-    iterable: Expr
-    conds: list[Expr]
+
+def target_names(t: Target) -> list[str]:
+    return [t] if isinstance(t, str) else [n for sub in t for n in target_names(sub)]
+
+
+@dataclass(eq=False)
+class Iteration(Expr):
+    """What Python iterates without building a list: ``range(a, b, c)``, ``enumerate(xs, start)``,
+    ``zip(xs, ys)``, ``reversed(xs)``, ``d.items()`` / ``d.keys()`` / ``d.values()``. Only where Python
+    iterates (a for loop, a comprehension, ``list()``, ``sum()``...); it is never a value itself.
+    Type propagation fills ``elem``: the type each step yields, a tuple of types for zip and enumerate."""
+
+    kind: str  # range | enumerate | zip | reversed | items | keys | values
+    args: list[Expr]
+    elem: Any = None
 
     @property
     def children(self) -> list[Expr]:
-        return [self.iterable, *self.conds, self.elt]
+        return self.args
+
+
+@dataclass(eq=False)
+class Generator:
+    """One ``for target in source if cond ...`` clause of a comprehension."""
+
+    target: Target
+    source: Expr  # a list-typed expression, or an Iteration
+    conds: list[Expr]
+    bound: list = field(default_factory=list)  # (name, type) per target name, filled by type propagation
+
+
+@dataclass(eq=False)
+class ListComp(Expr):
+    """``[elt for t1 in s1 if c1 for t2 in s2 ...]``; the targets are local to the comprehension."""
+
+    elt: Expr
+    generators: list[Generator]
+    # Filled by the tracer for any()/all()/min()/max() over a generator expression, which Python stops early.
+    lazy: bool = False
+
+    @property
+    def children(self) -> list[Expr]:
+        out: list[Expr] = []
+        for g in self.generators:
+            out += [g.source, *g.conds]
+        return [*out, self.elt]
+
+
+@dataclass(eq=False)
+class BoolOp(Expr):
+    """``a and b``, ``a or b`` with Python's short-circuit: the value of the operand that decided."""
+
+    op: str  # and | or
+    values: list[Expr]
+
+    @property
+    def children(self) -> list[Expr]:
+        return self.values
+
+
+@dataclass(eq=False)
+class Truth(Expr):
+    """Python's truthiness of a scalar, str, list or dict, where a bool is needed (``if xs:``)."""
+
+    value: Expr
+
+    @property
+    def children(self) -> list[Expr]:
+        return [self.value]
+
+
+@dataclass(eq=False)
+class TupleLit(Expr):
+    """``(a, b)``: only as a helper function's result or the right side of an unpacking."""
+
+    items: list[Expr]
+
+    @property
+    def children(self) -> list[Expr]:
+        return self.items
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A call of another function of the module (or one nested in this one), emitted as its own C++
+    function specialised to the argument types (``callee`` is filled by type propagation)."""
+
+    name: str
+    args: list[Expr]
+    kwargs: dict[str, Expr]
+    source: str
+    definition: Any = None  # the callee's ast.FunctionDef, and the names of the function it is nested in
+    callee: Any = None  # the specialised ir.Function, filled by type propagation
+
+    @property
+    def children(self) -> list[Expr]:
+        return [*self.args, *self.kwargs.values()]
 
 
 @dataclass(eq=False)
@@ -141,6 +236,19 @@ class Convert(Expr):
     """An implicit numeric widening Python does (bool -> int -> float), made explicit."""
 
     value: Expr
+
+    @property
+    def children(self) -> list[Expr]:
+        return [self.value]
+
+
+@dataclass(eq=False)
+class WeakScalar(Expr):
+    """A Python int or float meeting an array in an op (``x * 0.5``): NumPy 2's and torch's weak
+    scalar, a 0-d array of the array's dtype (so float32 stays float32)."""
+
+    value: Expr
+    dtype: str
 
     @property
     def children(self) -> list[Expr]:
@@ -174,9 +282,34 @@ class If(Stmt):
 
 @dataclass(eq=False)
 class For(Stmt):
-    var: str
-    iterable: Expr
+    target: Target
+    iterable: Expr  # a list-typed expression, or an Iteration
     body: list[Stmt]
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Unpack(Stmt):
+    """``a, b = value``: a tuple literal (every item evaluated before any name is bound, as Python
+    does), a helper's tuple result, or a list (``n, d = x.shape``; its length is checked)."""
+
+    target: Target
+    value: Expr
 
 
 @dataclass(eq=False)
@@ -205,6 +338,12 @@ class Function:
     end_line: int
     source_lines: list[str]
     locals: dict[str, Type] = field(default_factory=dict)  # filled by type propagation
+    # The module's functions this one calls, specialised to their argument types (filled by type
+    # propagation on the compiled function, in an order where each comes after those it calls).
+    helpers: list["Function"] = field(default_factory=list)
+    symbol: str = ""  # the emitted C++ name of a helper specialisation
+    scope: Any = None  # the ModuleScope it was read from (helpers it calls are traced from it)
+    nested: dict[str, Any] = field(default_factory=dict)  # name -> ast.FunctionDef defined inside it
 
 
 def walk(e: Expr):

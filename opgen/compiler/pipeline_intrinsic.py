@@ -62,8 +62,8 @@ class LinkedPipeline:
 
 
 def pipelines_of(fn: ir.Function) -> list[ir.PipelineEmbed]:
-    from opgen.compiler.emit_cpp import _expressions  # the emitter's walk over every statement's expressions
-    return [e for e in _expressions(fn.body) if isinstance(e, ir.PipelineEmbed)]
+    from opgen.compiler.emit_cpp import function_expressions  # the emitter's walk over every expression
+    return [e for e in function_expressions(fn) if isinstance(e, ir.PipelineEmbed)]
 
 
 def link_pipelines(project: Project, fn: ir.Function, target: str) -> list[LinkedPipeline]:

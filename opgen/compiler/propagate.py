@@ -9,13 +9,15 @@ every path returns; a list that is appended to is never shared with another name
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from opgen.compiler import ir
-from opgen.compiler.errors import CompileError
+from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.names import method_named
-from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, common_numeric, list_of, tensor_of, widens_to
+from opgen.compiler.types import (BOOL, FLOAT, INT, STR, DictType, TupleType, Type, common_numeric, list_of,
+                                  tensor_of, widens_to)
 
 # The Python type names a method of a value of each kind is declared under (``methods:`` in specs):
 # a tensor may be a NumPy array or a torch tensor (the compiler does not track which), a scalar or a
@@ -26,8 +28,18 @@ EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the mod
 
 
 def propagate(fn: ir.Function, resolver: OpResolver) -> ir.Function:
-    Propagator(fn, resolver).run()
+    Propagator(fn, resolver, _Helpers(fn)).run()
     return fn
+
+
+class _Helpers:
+    """The module functions a compiled function calls, one specialisation per (function, argument
+    types), shared by every function of the call tree; ``active`` is the call chain being typed."""
+
+    def __init__(self, root: ir.Function):
+        self.root = root
+        self.done: dict[tuple, ir.Function] = {}
+        self.active: list[str] = []
 
 
 def python_type(value: Any) -> Type | None:
@@ -39,13 +51,15 @@ def python_type(value: Any) -> Type | None:
 
 
 class Propagator:
-    def __init__(self, fn: ir.Function, resolver: OpResolver):
+    def __init__(self, fn: ir.Function, resolver: OpResolver, helpers: _Helpers):
         self.fn = fn
         self.resolver = resolver
+        self.helpers = helpers
         self.params = {p.name: p.type for p in fn.params}
         self.vars: dict[str, Type] = dict(self.params)  # every local's one type
         self.first_line: dict[str, int] = {name: fn.line for name in self.params}
         self.comprehension: list[tuple[str, Type]] = []  # innermost last
+        self.return_line = 0  # a helper's first return, which fixed its result type
         self.iterating: list[str] = []  # list variables being looped over, outermost first
         self.appended = _appended_names(fn.body)
 
@@ -60,6 +74,7 @@ class Propagator:
             raise CompileError(f"appending to the parameter {name!r} would change the caller's list in Python; "
                                "a compiled function cannot", where=f"{self.fn.path}:{self.fn.line}",
                                hint=f"copy it first: out = [x for x in {name}]")
+        self.check_unpacked_params()
         assigned, returns = self.block(self.fn.body, set(self.params))
         if not returns:
             raise CompileError(f"{self.fn.name} can reach its end without returning (Python would return None)",
@@ -69,36 +84,114 @@ class Propagator:
     # ------------------------------------------------------------------ statements
 
     def block(self, stmts: list[ir.Stmt], assigned: set[str]) -> tuple[set[str], bool]:
-        """Types a block; returns the names surely assigned after it and whether it always returns."""
+        """Types a block; returns the names surely assigned after it and whether it never falls
+        through (every path returns, or loops forever)."""
         assigned = set(assigned)
         for s in stmts:
             if isinstance(s, ir.Assign):
                 self.assign(s, assigned)
                 assigned.add(s.name)
+            elif isinstance(s, ir.Unpack):
+                self.unpack(s, assigned)
+                assigned |= set(ir.target_names(s.target))
             elif isinstance(s, ir.Append):
                 self.append(s, assigned)
             elif isinstance(s, ir.If):
-                self.condition(s.cond, assigned)
+                s.cond = self.condition(s.cond, assigned)
                 then, then_returns = self.block(s.body, assigned)
                 orelse, else_returns = self.block(s.orelse, assigned)
                 if then_returns and else_returns:
                     return assigned, True
                 assigned = orelse if then_returns else then if else_returns else then & orelse
             elif isinstance(s, ir.For):
-                elem = self.iterable(s.iterable, assigned, "a for loop")
-                self.declare(s, s.var, elem)
+                elem = self.iteration(s.iterable, assigned, "a for loop")
+                for name, t in self.bind(s, s.target, elem):
+                    self.declare(s, name, t)
                 if isinstance(s.iterable, ir.Var):
                     self.iterating.append(s.iterable.name)
-                self.block(s.body, assigned | {s.var})  # the body may run zero times: nothing it assigns is sure
+                # The body may run zero times: nothing it assigns is sure afterwards.
+                self.block(s.body, assigned | set(ir.target_names(s.target)))
                 if isinstance(s.iterable, ir.Var):
                     self.iterating.pop()
+            elif isinstance(s, ir.While):
+                s.cond = self.condition(s.cond, assigned)
+                self.block(s.body, assigned)
+                if isinstance(s.cond, ir.Const) and s.cond.value is True and not _breaks(s.body):
+                    return assigned, True  # `while True:` without a break only leaves by return
+            elif isinstance(s, (ir.Break, ir.Continue)):
+                return assigned, False  # what follows in this block never runs; the loop goes on after it
             elif isinstance(s, ir.Return):
-                t = self.expr(s.value, assigned)
-                s.value = self.coerce(s.value, t, self.fn.returns, f"{self.fn.name} returns {t}, but is annotated "
-                                                                    f"-> {self.fn.returns}",
-                                      "return the annotated type, or change the annotation")
+                self.returned(s, assigned)
                 return assigned, True
         return assigned, False
+
+    def returned(self, s: ir.Return, assigned: set[str]) -> None:
+        if isinstance(s.value, ir.TupleLit):
+            if self.fn.returns is not None and not isinstance(self.fn.returns, TupleType):
+                raise self.error(s, f"{self.fn.name} returns a tuple, but is annotated -> {self.fn.returns}",
+                                 "return a list (compiled functions do not hand tuples to the caller)")
+            t = TupleType(tuple(self.expr(x, assigned) for x in s.value.items))
+            s.value.type = t
+        else:
+            t = self.expr(s.value, assigned)
+        if self.fn.returns is None:  # a helper: its first return fixes its type
+            if isinstance(t, TupleType) and any(isinstance(x, TupleType) for x in t.items):
+                raise self.error(s, "a nested tuple result is not supported by opgen compile", "return a flat tuple")
+            self.fn.returns, self.return_line = t, s.line
+            return
+        if self.return_line:  # Python returns whatever each return gives: they must agree exactly
+            if t != self.fn.returns:
+                raise self.error(s, f"{self.fn.name} returns {self.fn.returns} (line {self.return_line}) but {t} "
+                                    "here; a compiled function returns one type",
+                                 "make every return the same type (e.g. 0.0 rather than 0)")
+            return
+        s.value = self.coerce(s.value, t, self.fn.returns, f"{self.fn.name} returns {t}, but is annotated "
+                                                           f"-> {self.fn.returns}",
+                              "return the annotated type, or change the annotation")
+
+    def check_unpacked_params(self) -> None:
+        for p in self.fn.params:
+            if p.type is None:
+                raise AssertionError(f"helper {self.fn.name} was not specialised")
+
+    def bind(self, node: ir.Stmt | ir.Expr, target: ir.Target, elem: Any) -> list[tuple[str, Type]]:
+        """The names a target binds to the parts of a value of this (possibly tuple) type."""
+        if isinstance(target, str):
+            if isinstance(elem, tuple):
+                raise self.error(node, f"{target} would hold a tuple ({', '.join(map(str, elem))}); a tuple value is "
+                                       "not supported by opgen compile", "unpack it: for a, b in ...")
+            return [(target, elem)]
+        if not isinstance(elem, tuple):
+            raise self.error(node, f"unpacking a {elem} into {len(target)} names is not supported by opgen compile",
+                             "unpack tuples from zip(), enumerate(), dict.items() or a tuple literal")
+        if len(target) != len(elem):
+            word = "too many" if len(elem) > len(target) else "not enough"
+            raise self.error(node, f"{word} values to unpack (expected {len(target)}, got {len(elem)}); Python "
+                                   "raises ValueError", "match the names to the values")
+        return [pair for t, e in zip(target, elem) for pair in self.bind(node, t, e)]
+
+    def unpack(self, s: ir.Unpack, assigned: set[str]) -> None:
+        if isinstance(s.value, ir.TupleLit):
+            elem = tuple(self.expr(x, assigned) for x in s.value.items)
+            s.value.type = TupleType(elem)
+        else:
+            t = self.expr(s.value, assigned)
+            if isinstance(t, TupleType):
+                elem = t.items
+            elif t.kind == "list":
+                # n, d = x.shape: the length is known only when it runs (ValueError if it differs).
+                elem = tuple(t.elem for _ in s.target) if not isinstance(s.target, str) else t
+                if any(not isinstance(x, str) for x in s.target):
+                    raise self.error(s, "nested unpacking of a list is not supported by opgen compile",
+                                     "unpack one level at a time")
+            else:
+                raise self.error(s, f"unpacking a {t} is not supported by opgen compile",
+                                 "unpack a tuple literal, a helper's tuple result or a list")
+        for name, t in self.bind(s, s.target, elem):
+            self.declare(s, name, self.vars.get(name) or t)
+            if self.vars[name] != t:
+                raise self.error(s, f"{name} is {self.vars[name]} (line {self.first_line.get(name, s.line)}) but is "
+                                    f"assigned a {t} here; a compiled variable keeps one type", "use another name")
 
     def assign(self, s: ir.Assign, assigned: set[str]) -> None:
         if isinstance(s.value, ir.ListLit) and not s.value.items:
@@ -174,7 +267,7 @@ class Propagator:
         if isinstance(e, ir.Index):
             return self.index(e, assigned)
         if isinstance(e, ir.IfExp):
-            self.condition(e.cond, assigned)
+            e.cond = self.condition(e.cond, assigned)
             a, b = self.expr(e.then, assigned), self.expr(e.orelse, assigned)
             common = common_numeric(a, b)
             if common is None:
@@ -184,19 +277,19 @@ class Propagator:
             e.orelse = self.coerce(e.orelse, b, common, "")
             return common
         if isinstance(e, ir.ListComp):
-            elem = self.iterable(e.iterable, assigned, "a comprehension")
-            self.comprehension.append((e.var, elem))
-            try:
-                for c in e.conds:
-                    self.condition(c, assigned)
-                t = self.expr(e.elt, assigned)
-            finally:
-                self.comprehension.pop()
-            if t.kind != "scalar":
-                raise self.error(e, f"a list of {t} is not supported (list elements are int, float, bool or str)",
-                                 "use numpy functions on arrays instead of lists of arrays")
-            return list_of(t)
-        if isinstance(e, ir.Convert):
+            return list_of(self.comprehension_elem(e, assigned))
+        if isinstance(e, ir.BoolOp):
+            return self.bool_op(e, assigned)
+        if isinstance(e, ir.Truth):
+            return BOOL
+        if isinstance(e, ir.Call):
+            return self.call(e, assigned)
+        if isinstance(e, ir.TupleLit):
+            raise self.error(e, "a tuple value here is not supported by opgen compile", "unpack it, or use a list")
+        if isinstance(e, ir.Iteration):
+            raise self.error(e, f"{e.kind}() is supported only where Python iterates over it",
+                             f"loop over it, or make a list: list({e.kind}(...))")
+        if isinstance(e, (ir.Convert, ir.WeakScalar)):
             return e.type
         if isinstance(e, ir.PipelineEmbed):
             t = self.expr(e.texts, assigned)
@@ -204,6 +297,158 @@ class Propagator:
                 raise self.error(e, f"{e.source}: the texts are a {t}, not a list[str]", "pass a list of strings")
             return EMBEDDINGS
         raise AssertionError(f"untyped IR node {type(e).__name__}")
+
+    def comprehension_elem(self, e: ir.ListComp, assigned: set[str]) -> Type:
+        """Types the generators (each target bound for the clauses after it) and the element."""
+        pushed = 0
+        try:
+            for g in e.generators:
+                elem = self.iteration(g.source, assigned, "a comprehension")
+                g.bound = self.bind(e, g.target, elem)
+                self.comprehension += g.bound
+                pushed += len(g.bound)
+                g.conds = [self.condition(c, assigned) for c in g.conds]
+            t = self.expr(e.elt, assigned)
+        finally:
+            del self.comprehension[len(self.comprehension) - pushed:]
+        if t.kind != "scalar":
+            raise self.error(e, f"a list of {t} is not supported (list elements are int, float, bool or str)",
+                             "use numpy functions on arrays instead of lists of arrays")
+        return t
+
+    def bool_op(self, e: ir.BoolOp, assigned: set[str]) -> Type:
+        """``a and b`` is a if a is falsy, else b (``or`` the other way round): with bools, the
+        logical operation; with other values, one of them, so they must share a type."""
+        types = [self.expr(v, assigned) for v in e.values]
+        if all(t == BOOL for t in types):
+            return BOOL
+        if len(set(types)) != 1:
+            raise self.error(e, f"`{e.op}` of {', '.join(map(str, types))}: Python gives back one of the operands, "
+                                "so a compiled value would have no one type", "compare explicitly, e.g. `x != 0 "
+                                f"{e.op} y != 0`, or make the operands one type")
+        self.truthy(e, types[0])
+        return types[0]
+
+    def truthy(self, e: ir.Expr, t: Type) -> None:
+        if not (t.kind == "scalar" or t.kind == "list" or isinstance(t, DictType)):
+            raise self.error(e, f"the truth value of a {t} is not supported by opgen compile (NumPy and torch "
+                                "raise for arrays of more than one element)",
+                             "compare explicitly, e.g. np.any(x > 0) or len(xs) > 0")
+
+    def iteration(self, e: ir.Expr, assigned: set[str], what: str) -> Any:
+        """The type each step of iterating ``e`` yields: a Type, or a tuple of them (zip, enumerate, items)."""
+        if not isinstance(e, ir.Iteration):
+            t = self.expr(e, assigned)
+            if t.kind == "list":
+                return t.elem
+            if t == STR:
+                return STR  # its code points, each a str
+            if isinstance(t, DictType):
+                return STR  # its keys
+            if t.kind == "tensor":
+                raise self.error(e, f"{what} over a {t} (its rows) is not supported by opgen compile",
+                                 "use numpy functions on the whole array")
+            raise self.error(e, f"{what} over a {t} is not supported", "iterate over a list, str, dict or range()")
+        if e.kind == "range":
+            for i, a in enumerate(e.args):
+                t = self.expr(a, assigned)
+                if t not in (INT, BOOL):
+                    raise self.error(e, f"range() takes ints, not a {t} (Python raises TypeError)", "pass ints")
+                e.args[i] = self.coerce(a, t, INT, "")
+            e.elem = INT
+        elif e.kind == "enumerate":
+            inner = self.iteration(e.args[0], assigned, what)
+            t = self.expr(e.args[1], assigned)
+            if t not in (INT, BOOL):
+                raise self.error(e, f"enumerate()'s start is a {t}, not an int", "start from an int")
+            e.args[1] = self.coerce(e.args[1], t, INT, "")
+            e.elem = (INT, inner)
+        elif e.kind == "zip":
+            e.elem = tuple(self.iteration(a, assigned, what) for a in e.args)
+            for a in e.args:
+                if isinstance(a, ir.Iteration) and a.kind not in ("range",):
+                    raise self.error(e, f"zip() over {a.kind}() is not supported by opgen compile",
+                                     "zip lists or ranges")
+        elif e.kind == "reversed":
+            inner = e.args[0]
+            if isinstance(inner, ir.Iteration):
+                if inner.kind != "range":
+                    raise self.error(e, f"reversed({inner.kind}(...)) is not supported by opgen compile "
+                                        "(Python raises TypeError for most)", "reverse a list or a range")
+                e.elem = self.iteration(inner, assigned, what)
+            else:
+                t = self.expr(inner, assigned)
+                if t.kind != "list":
+                    raise self.error(e, f"reversed() of a {t} is not supported by opgen compile",
+                                     "reverse a list or a range")
+                e.elem = t.elem
+        else:  # items, keys, values
+            t = self.expr(e.args[0], assigned)
+            if not isinstance(t, DictType):
+                raise self.error(e, f".{e.kind}() of a {t} is not supported by opgen compile", "call it on a dict")
+            e.elem = {"items": (STR, t.value), "keys": STR, "values": t.value}[e.kind]
+        return e.elem
+
+    def call(self, e: ir.Call, assigned: set[str]) -> Type:
+        """A call of another function of the module: specialised to these argument types and typed on its
+        own (Python does not convert arguments to a helper's annotations, so neither does this)."""
+        definition, enclosing, visible = e.definition
+        if e.callee is not None:  # typed on an earlier pass over this loop or branch
+            for a in [*e.args, *e.kwargs.values()]:
+                self.expr(a, assigned)
+            return e.callee.returns
+        if definition.name in self.helpers.active:
+            chain = " -> ".join([*self.helpers.active, definition.name])
+            raise self.error(e, f"recursion ({chain}) is not supported by opgen compile",
+                             "write it as a loop (while or for)")
+        from opgen.compiler.tracer import trace_helper  # the tracer imports this module's siblings only
+
+        fn = trace_helper(self.fn.scope, definition, enclosing, visible)
+        positional = [self.expr(a, assigned) for a in e.args]
+        named = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        names = [p.name for p in fn.params]
+        if len(positional) > len(names):
+            raise self.error(e, f"{fn.name}() takes {len(names)} arguments but {len(positional)} were given "
+                                "(Python raises TypeError)")
+        for k in named:
+            if k not in names:
+                raise self.error(e, f"{fn.name}() got an unexpected keyword argument {k!r} (Python raises TypeError)")
+            if names.index(k) < len(positional):
+                raise self.error(e, f"{fn.name}() got multiple values for argument {k!r} (Python raises TypeError)")
+        given = dict(zip(names, e.args)) | e.kwargs
+        bound, types = [], []
+        for p in fn.params:
+            if p.name in given:
+                value = given[p.name]
+            elif p.has_default:
+                value = ir.Const(e.line, p.default)
+                if python_type(p.default) is None:
+                    raise self.error(e, f"the default of {fn.name}'s parameter {p.name} is {p.default!r}; compiled "
+                                        "defaults are int, float, bool or str", "pass it explicitly")
+                self.expr(value, assigned)
+            else:
+                raise self.error(e, f"{fn.name}() is missing the argument {p.name!r} (Python raises TypeError)")
+            if isinstance(value.type, TupleType):
+                raise self.error(e, "passing a tuple is not supported by opgen compile", "unpack it first")
+            bound.append(value)
+            types.append(value.type)
+        key = (id(definition), tuple(types))
+        callee = self.helpers.done.get(key)
+        if callee is None:
+            for p, t in zip(fn.params, types):
+                p.type = t
+            fn.symbol = f"fn_{fn.name}__{len(self.helpers.done) + 1}"
+            self.helpers.active.append(fn.name)
+            try:
+                Propagator(fn, self.resolver, self.helpers).run()
+            finally:
+                self.helpers.active.pop()
+            self.helpers.done[key] = fn
+            self.helpers.root.helpers.append(fn)  # after the helpers it calls: they finished first
+            callee = fn
+        e.callee = callee
+        e.args, e.kwargs = bound, {}
+        return callee.returns
 
     def op(self, e: ir.Op, assigned: set[str]) -> Type:
         args = [self.expr(a, assigned) for a in e.args]
@@ -214,7 +459,10 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
-        r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
+        try:
+            r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
+        except MissingOp as missing:
+            r = self.weak_scalars(e, args, kwargs, missing)
         given = dict(zip(r.params, e.args)) | e.kwargs
         e.bound = []
         for p, widen in zip(r.overload.sig.params, r.widened):
@@ -227,6 +475,41 @@ class Propagator:
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
         return r.overload.sig.returns
+
+    def weak_scalars(self, e: ir.Op, args: list[Type], kwargs: dict[str, Type], missing: MissingOp):
+        """``x * 0.5``, ``np.maximum(x, 0.0)``: no overload mixes arrays and Python numbers, so the numbers
+        become 0-d arrays of the arrays' dtype, as NumPy 2 (NEP 50) and torch treat Python scalars; an int
+        out of that dtype's range is NumPy's OverflowError when it runs. A float meeting an integer array
+        is refused: NumPy gives float64 and torch float32, and the compiler does not track which it is."""
+        if missing.command is not None:
+            raise missing  # an overload matched; it only lacks a kernel
+        types = [*args, *kwargs.values()]
+        dtypes = {t.dtype.name for t in types if t.kind == "tensor"}
+        scalars = [t for t in types if t in (INT, FLOAT, BOOL)]
+        if len(dtypes) != 1 or not scalars:
+            raise missing
+        dtype = tensor_of(dtypes.pop()).dtype
+        if FLOAT in scalars and not dtype.is_float:
+            raise self.error(e, f"{e.source}: a Python float with a {dtype.name} array is float64 in NumPy and "
+                                "float32 in torch; opgen compile does not track which library the array is from",
+                             "make the array float first, or the number an int") from None
+        if not (dtype.is_float or dtype.name.startswith(("int", "uint"))):
+            raise missing
+
+        def weak(x: ir.Expr) -> ir.Expr:
+            if x.type not in (INT, FLOAT, BOOL):
+                return x
+            w = ir.WeakScalar(x.line, x, dtype.name)
+            w.type = tensor_of(dtype.name)
+            return w
+
+        e.args = [weak(a) for a in e.args]
+        e.kwargs = {k: weak(v) for k, v in e.kwargs.items()}
+        try:
+            return self.resolver.resolve(e.op, [a.type for a in e.args], {k: v.type for k, v in e.kwargs.items()},
+                                         self.where(e))
+        except MissingOp:
+            raise missing from None
 
     def method_call(self, e: ir.MethodCall, assigned: set[str]) -> Type:
         """Name the op from the receiver's type (the specs' ``methods:``), bind the receiver, and go on
@@ -263,16 +546,151 @@ class Propagator:
         return self.op(e, assigned)
 
     def builtin(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        name = e.name
+        if name == "isinstance":
+            t = self.expr(e.args[0], assigned)
+            names = e.args[1].value.split(",")
+            if t.kind == "tensor" or "tensor" in names:
+                raise self.error(e, "isinstance() with arrays or tensors is not supported by opgen compile (it does "
+                                    "not track NumPy arrays apart from torch tensors)", "remove the test")
+            kind = "dict" if isinstance(t, DictType) else "tuple" if isinstance(t, TupleType) else \
+                "list" if t.kind == "list" else t.name
+            e.name, e.args = "constant", [ir.Const(e.line, kind in names or (kind == "bool" and "int" in names))]
+            e.args[0].type = BOOL
+            return BOOL
+        if name in ("min", "max") and len(e.args) > 1:
+            return self.min_max_of_arguments(e, assigned)
+        if name in ("min", "max", "sum", "any", "all", "sorted", "list"):
+            return self.consumer(e, assigned)
+        arity = {"size_of": 2, "in": 2}.get(name, 1)
+        if len(e.args) != arity or e.kwargs:
+            raise self.error(e, f"{name}() takes {arity} positional argument{'s' if arity > 1 else ''} here")
         t = self.expr(e.args[0], assigned)
-        if e.name == "len":
-            if t.kind == "list" or t == STR or isinstance(t, DictType):
+        if name == "len":
+            if t.kind in ("list", "tensor") or t == STR or isinstance(t, DictType):
                 return INT
-            raise self.error(e, f"len() of {t} is not supported", "len() takes a list, str or dict here")
-        if t in (INT, BOOL, FLOAT):  # float()
-            if t != FLOAT:
-                e.args[0] = self.coerce(e.args[0], t, FLOAT, "")
-            return FLOAT
-        raise self.error(e, f"float() of {t} is not supported", "float() takes an int, bool or float here")
+            raise self.error(e, f"len() of {t} is not supported", "len() takes a list, str, dict or array here")
+        if name in ("shape", "ndim", "size", "size_of"):
+            if t.kind != "tensor":
+                raise self.error(e, f".{name.removesuffix('_of')} of a {t} is not supported by opgen compile",
+                                 "it is read from arrays and tensors")
+            if name == "size_of":
+                d = self.expr(e.args[1], assigned)
+                if d not in (INT, BOOL):
+                    raise self.error(e, f"size() takes an int dim, not a {d}")
+                e.args[1] = self.coerce(e.args[1], d, INT, "")
+                return INT
+            return list_of(INT) if name == "shape" else INT
+        if name in ("not", "bool"):
+            if t != BOOL:
+                self.truthy(e, t)
+                e.args[0] = self.truth(e.args[0], t)
+            return BOOL
+        if name == "in":
+            return self.membership(e, t, assigned)
+        if name == "float":
+            if t in (INT, BOOL, FLOAT):
+                if t != FLOAT:
+                    e.args[0] = self.coerce(e.args[0], t, FLOAT, "")
+                return FLOAT
+            raise self.error(e, f"float() of {t} is not supported", "float() takes an int, bool or float here")
+        if name in ("int", "round"):
+            if t in (INT, BOOL):
+                e.args[0] = self.coerce(e.args[0], t, INT, "")
+                return INT
+            if t == FLOAT:
+                return INT
+            raise self.error(e, f"{name}() of {t} is not supported by opgen compile", f"{name}() takes a number here")
+        if name == "abs":
+            if t in (INT, BOOL):
+                e.args[0] = self.coerce(e.args[0], t, INT, "")
+                return INT
+            if t == FLOAT:
+                return FLOAT
+            raise self.error(e, f"abs() of {t} is not supported by opgen compile",
+                             "abs() takes an int or float; use np.abs for arrays")
+        raise AssertionError(name)
+
+    def truth(self, e: ir.Expr, t: Type) -> ir.Expr:
+        wrapped = ir.Truth(e.line, e)
+        wrapped.type = BOOL
+        return wrapped
+
+    def membership(self, e: ir.Builtin, needle: Type, assigned: set[str]) -> Type:
+        """``x in container``: a dict's keys, a substring of a str, an element of a list (by ==)."""
+        hay = self.expr(e.args[1], assigned)
+        if isinstance(hay, DictType) or hay == STR:
+            if needle != STR:
+                raise self.error(e, f"`{needle} in {hay}`: the key or substring must be a str (Python raises "
+                                    "TypeError)", "test a str")
+            return BOOL
+        if hay.kind == "list":
+            if hay.elem == FLOAT or needle == FLOAT:
+                raise self.error(e, "`in` over floats is not supported by opgen compile: Python tests identity "
+                                    "before ==, so a NaN taken from the list is found in it",
+                                 "compare explicitly with any(x == v for x in xs)")
+            want = common_numeric(needle, hay.elem)
+            if want is None:
+                raise self.error(e, f"`{needle} in {hay}` is always False in Python; it is refused as a likely bug",
+                                 "test a value of the list's element type")
+            e.args[0] = self.coerce(e.args[0], needle, want, "")
+            e.args[1] = e.args[1]
+            return BOOL
+        raise self.error(e, f"`in` over a {hay} is not supported by opgen compile", "test a list, str or dict")
+
+    def min_max_of_arguments(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        if e.kwargs:
+            raise self.error(e, f"{e.name}() with keywords is not supported by opgen compile")
+        types = [self.expr(a, assigned) for a in e.args]
+        if len(set(types)) != 1 or types[0].kind != "scalar":
+            raise self.error(e, f"{e.name}() of {', '.join(map(str, types))}: Python returns one of its arguments "
+                                "unchanged, so they must share one scalar type here",
+                             "convert them first (float(n)), or use np.minimum/np.maximum for arrays")
+        return types[0]
+
+    def consumer(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        """min/max/sum/any/all/sorted/list of one iterable (a list, str, range, comprehension...)."""
+        name = e.name
+        if len(e.args) != 1 and not (name == "sum" and len(e.args) == 2):
+            raise self.error(e, f"{name}() takes one iterable here")
+        elem = self.iteration(e.args[0], assigned, f"{name}()")
+        if isinstance(elem, tuple):
+            raise self.error(e, f"{name}() of tuples is not supported by opgen compile", "unpack them in a loop")
+        e.elem = elem
+        if name in ("any", "all"):
+            self.truthy(e, elem)
+            return BOOL
+        if name in ("min", "max"):
+            if elem.kind != "scalar":
+                raise self.error(e, f"{name}() of {elem} values is not supported")
+            return elem
+        if name == "sorted":
+            reverse = e.kwargs.get("reverse")
+            if reverse is not None:
+                r = self.expr(reverse, assigned)
+                if r not in (BOOL, INT):
+                    raise self.error(e, f"sorted()'s reverse is a {r}, not a bool")
+                if r != BOOL:
+                    e.kwargs["reverse"] = self.truth(reverse, r)
+            if elem.kind != "scalar":
+                raise self.error(e, f"sorted() of {elem} values is not supported")
+            return list_of(elem)
+        if name == "list":
+            return list_of(elem)
+        # sum(xs, start=0): ints (bools count as 0 and 1) add as ints; any float makes it float.
+        start = e.args[1] if len(e.args) == 2 else e.kwargs.pop("start", None)
+        if start is None:
+            start = ir.Const(e.line, 0)
+        st = self.expr(start, assigned)
+        if elem not in (INT, FLOAT, BOOL) or st not in (INT, FLOAT, BOOL):
+            raise self.error(e, f"sum() of {elem} values from a {st} start is not supported by opgen compile",
+                             "sum numbers; join strings with str.join")
+        result = FLOAT if FLOAT in (elem, st) else INT
+        if result == FLOAT and sys.version_info >= (3, 12):
+            raise self.error(e, "sum() of floats compensates its rounding errors since Python 3.12, which opgen "
+                                "compile does not reproduce yet", "write the loop: total = 0.0; for x in xs: total += x")
+        e.args = [e.args[0], self.coerce(start, st, result, "")]
+        return result
 
     def index(self, e: ir.Index, assigned: set[str]) -> Type:
         base = self.expr(e.base, assigned)
@@ -286,6 +704,11 @@ class Propagator:
                 raise self.error(e, f"a list is indexed with a {key}", "index it with an int")
             e.index = self.coerce(e.index, key, INT, "")
             return base.elem
+        if base == STR:  # a code point, as a str of one character
+            if key not in (INT, BOOL):
+                raise self.error(e, f"a str is indexed with a {key}", "index it with an int")
+            e.index = self.coerce(e.index, key, INT, "")
+            return STR
         if base.kind == "tensor":
             raise self.error(e, "indexing a tensor is not supported by opgen compile",
                              "use numpy functions on the whole array (np.sum(x, axis=...))")
@@ -322,17 +745,13 @@ class Propagator:
 
     # ------------------------------------------------------------------ helpers
 
-    def iterable(self, e: ir.Expr, assigned: set[str], what: str) -> Type:
+    def condition(self, e: ir.Expr, assigned: set[str]) -> ir.Expr:
+        """An if/while test or a comprehension's filter: a bool, or Python's truthiness of a value."""
         t = self.expr(e, assigned)
-        if t.kind != "list":
-            raise self.error(e, f"{what} over a {t} is not supported", "iterate over a list")
-        return t.elem
-
-    def condition(self, e: ir.Expr, assigned: set[str]) -> None:
-        t = self.expr(e, assigned)
-        if t != BOOL:
-            raise self.error(e, f"a condition must be a bool, not a {t} (Python's truthiness is not compiled)",
-                             "compare explicitly, e.g. `x != 0` or `len(xs) > 0`")
+        if t == BOOL:
+            return e
+        self.truthy(e, t)
+        return self.truth(e, t)
 
     def coerce(self, e: ir.Expr, have: Type, want: Type, message: str, hint: str | None = None) -> ir.Expr:
         if have == want:
@@ -355,6 +774,16 @@ def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
             names.add(s.name)
         elif isinstance(s, ir.If):
             names |= _appended_names(s.body) | _appended_names(s.orelse)
-        elif isinstance(s, ir.For):
+        elif isinstance(s, (ir.For, ir.While)):
             names |= _appended_names(s.body)
     return names
+
+
+def _breaks(stmts: list[ir.Stmt]) -> bool:
+    """Whether a break in these statements leaves the loop they are the body of (not an inner one)."""
+    for s in stmts:
+        if isinstance(s, ir.Break):
+            return True
+        if isinstance(s, ir.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False

@@ -1,18 +1,24 @@
 """Python source -> IR: reads a function's AST (it never runs it) and resolves every name.
 
-The subset: annotated parameters; constants; module-level literal constants (a scalar
-is folded in, a dict or list becomes a static table, a constant key into one is looked
-up now); arithmetic, comparisons and unary minus as their ``operator.*`` ops; calls to
-functions of imported modules (``np.exp``, ``F.softmax``) as ops of that name;
-``len`` and ``float``; list literals and comprehensions; subscripts of lists and dicts;
-conditional expressions; assignments, ``+=`` and friends, ``xs.append(v)``; ``if``;
-``for`` over a list; ``return``. Anything else is an error naming file:line and the
-construct, with a hint.
+The subset: annotated parameters; constants, and numpy/math/torch constants (``np.pi``,
+``math.inf``); module-level literal constants (a scalar is folded in, a dict or list becomes a
+static table, a constant key into one is looked up now); arithmetic, comparisons (chained too)
+and unary minus as their ``operator.*`` ops; ``and``/``or``/``not`` with Python's short-circuit
+and truthiness; calls to functions of imported modules (``np.exp``, ``F.softmax``) as ops of that
+name, and methods through the specs' method maps; calls of the module's own functions (or ones
+nested in this one), specialised to their argument types; the builtins len, float, int, bool, abs,
+round, min, max, sum, any, all, sorted, list, isinstance, and range/enumerate/zip/reversed and
+dict.items/keys/values where Python iterates; ``.shape``/``.ndim``/``.size`` of a tensor; list
+literals, comprehensions and generator expressions; subscripts of lists, strs and dicts;
+conditional expressions; assignments, tuple unpacking, ``+=`` and friends, ``xs.append(v)``;
+``if``, ``for``, ``while``, ``break``, ``continue``, ``return`` anywhere. Anything else is an
+error naming file:line and the construct, with a hint.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 from typing import Any
 
@@ -31,39 +37,51 @@ COMPARE_OPS = {
     ast.Lt: "operator.lt", ast.LtE: "operator.le", ast.Gt: "operator.gt", ast.GtE: "operator.ge",
     ast.Eq: "operator.eq", ast.NotEq: "operator.ne",
 }
-UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Not: "operator.not_", ast.Invert: "operator.invert"}
-BUILTINS = {"len", "float"}
+UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Invert: "operator.invert"}
+# Builtins the compiler implements itself (see ir.Builtin), and those only meaningful where Python iterates.
+BUILTINS = {"len", "float", "int", "bool", "abs", "round", "min", "max", "sum", "any", "all", "sorted", "list",
+            "isinstance"}
+ITERATORS = {"range", "enumerate", "zip", "reversed"}
+# Builtins that consume an iterable: a generator expression may be their only argument.
+CONSUMERS = {"min", "max", "sum", "any", "all", "sorted", "list"}
 INT64 = (-(2**63), 2**63 - 1)
+
+# Constants of the numeric modules, used as values (``np.pi * x``): Python floats, as NumPy and
+# torch define them (torch.pi is math.pi).
+MODULE_CONSTANTS = {
+    **{f"{m}.{n}": v for m in ("math", "numpy", "torch") for n, v in
+       (("pi", math.pi), ("e", math.e), ("inf", math.inf), ("nan", math.nan))},
+    "math.tau": math.tau, "numpy.euler_gamma": 0.5772156649015329,
+    "numpy.newaxis": None,
+}
+# isinstance(x, T): the types a compiled value may be tested against, by the name written.
+ISINSTANCE_NAMES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "list": "list", "dict": "dict",
+                    "tuple": "tuple", "numpy.ndarray": "tensor", "torch.Tensor": "tensor"}
 
 # Constructs outside the subset: what to call them, and what to do instead.
 UNSUPPORTED: dict[type, tuple[str, str]] = {
-    ast.While: ("a while loop", "loop over a list with `for x in xs:`"),
     ast.Try: ("try/except", "errors propagate to the caller as Python exceptions; remove the try"),
     ast.With: ("a with statement", "remove it; compiled functions cannot hold resources"),
     ast.Raise: ("raise", "kernels raise Python's errors themselves; remove the raise"),
     ast.Assert: ("assert", "remove it"),
     ast.Delete: ("del", "remove it"),
     ast.Global: ("a global statement", "read module constants without declaring them"),
-    ast.Nonlocal: ("a nonlocal statement", "remove it"),
-    ast.FunctionDef: ("a nested function", "move it to module level and compile it separately"),
+    ast.Nonlocal: ("a nonlocal statement", "pass the value as a parameter and return the new one"),
     ast.AsyncFunctionDef: ("a nested async function", "remove it"),
     ast.ClassDef: ("a class definition", "remove it"),
     ast.Import: ("an import inside the function", "import at module level"),
     ast.ImportFrom: ("an import inside the function", "import at module level"),
-    ast.Break: ("break", "express the loop as a comprehension with a condition"),
-    ast.Continue: ("continue", "wrap the rest of the loop body in an if"),
     ast.Match: ("a match statement", "use if/else"),
     ast.AsyncFor: ("async for", "use a plain for loop"),
     ast.AsyncWith: ("async with", "remove it"),
-    ast.Lambda: ("a lambda", "write the expression inline"),
-    ast.GeneratorExp: ("a generator expression", "use a list comprehension [...]"),
+    ast.Lambda: ("a lambda", "write the expression inline, or define a function with def"),
+    ast.GeneratorExp: ("a generator expression here", "use a list comprehension [...], or pass it to sum(), "
+                                                      "any(), all(), min(), max(), sorted() or list()"),
     ast.DictComp: ("a dict comprehension", "build a list instead, or keep the table as a module constant"),
     ast.SetComp: ("a set comprehension", "use a list comprehension"),
     ast.Set: ("a set literal", "use a list"),
     ast.Dict: ("a dict literal inside the function", "make it a module-level constant"),
-    ast.Tuple: ("a tuple", "return or assign one value at a time"),
     ast.JoinedStr: ("an f-string", "concatenate with +"),
-    ast.BoolOp: ("`and`/`or`", "use a conditional expression, e.g. `b if a else False`"),
     ast.NamedExpr: ("an assignment expression (:=)", "assign in its own statement"),
     ast.Await: ("await", "compiled functions are synchronous"),
     ast.Yield: ("yield", "return a list"),
@@ -82,12 +100,26 @@ def trace_file(path: Path, function: str) -> tuple[ir.Function, ModuleScope]:
     return Tracer(scope, fn).function(), scope
 
 
+def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[str] = frozenset(),
+                 visible: dict[str, ast.FunctionDef] | None = None) -> ir.Function:
+    """A function the compiled one calls. Python does not enforce annotations, so a helper's types
+    come from its call's arguments (type propagation specialises it per call signature); its
+    annotations, if any, are not read."""
+    return Tracer(scope, fn, helper=True, enclosing=enclosing, visible=visible).function()
+
+
 class Tracer:
-    def __init__(self, scope: ModuleScope, fn: ast.FunctionDef):
+    def __init__(self, scope: ModuleScope, fn: ast.FunctionDef, *, helper: bool = False,
+                 enclosing: frozenset[str] = frozenset(), visible: dict[str, ast.FunctionDef] | None = None):
         self.scope = scope
         self.fn = fn
+        self.helper = helper
+        self.enclosing = enclosing  # locals of the function this one is nested in (closures are refused)
         self.locals = _assigned_names(fn)
+        self.nested = _nested_functions(fn)
+        self.visible = dict(visible or {})  # functions nested in the functions around this one
         self.comprehension_vars: list[str] = []  # innermost last
+        self.loops = 0  # loops around the statement being traced (break/continue need one)
 
     # ------------------------------------------------------------------ errors
 
@@ -113,8 +145,11 @@ class Tracer:
         defaults: list[Any] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
         params = []
         for arg, default in zip(positional, defaults):
-            ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno)
-            param = ir.Param(arg.arg, ann.type, ann.flavor)
+            if self.helper:
+                param = ir.Param(arg.arg, None, None)
+            else:
+                ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno)
+                param = ir.Param(arg.arg, ann.type, ann.flavor)
             if default is not None:
                 try:
                     param.default, param.has_default = ast.literal_eval(default), True
@@ -122,14 +157,18 @@ class Tracer:
                     raise self.error(default, f"the default of {arg.arg!r} is not a literal constant",
                                      "use a literal default or none") from None
             params.append(param)
-        ret = parse_annotation(self.scope, fn.returns, f"the return value of {fn.name}", fn.lineno)
+        if self.helper:
+            returns, flavor = None, None
+        else:
+            ret = parse_annotation(self.scope, fn.returns, f"the return value of {fn.name}", fn.lineno)
+            returns, flavor = ret.type, ret.flavor
         body = fn.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # the docstring
         lines = self.scope.source.splitlines()
-        return ir.Function(fn.name, params, ret.type, ret.flavor, self.block(body), str(self.scope.path),
-                           fn.lineno, fn.end_lineno or fn.lineno, lines)
+        return ir.Function(fn.name, params, returns, flavor, self.block(body), str(self.scope.path),
+                           fn.lineno, fn.end_lineno or fn.lineno, lines, scope=self.scope, nested=self.nested)
 
     # ------------------------------------------------------------------ statements
 
@@ -144,7 +183,7 @@ class Tracer:
             if len(s.targets) != 1:
                 raise self.error(s, "chained assignment (a = b = ...) is not supported by opgen compile",
                                  "assign one name per statement")
-            return [ir.Assign(s.lineno, self.target(s.targets[0]), self.expr(s.value))]
+            return [self.assignment(s, s.targets[0], s.value)]
         if isinstance(s, ast.AnnAssign):
             if s.value is None:
                 raise self.error(s, "a declaration without a value is not supported by opgen compile",
@@ -152,6 +191,8 @@ class Tracer:
             declared = parse_annotation(self.scope, s.annotation, f"variable {ast.unparse(s.target)!r}", s.lineno).type
             return [ir.Assign(s.lineno, self.target(s.target), self.expr(s.value), declared)]
         if isinstance(s, ast.AugAssign):
+            if not isinstance(s.target, ast.Name):
+                return [ir.Assign(s.lineno, self.target(s.target), ir.Const(s.lineno, 0))]  # target() raises
             name = self.target(s.target)
             op = BINARY_OPS[type(s.op)]
             value = ir.Op(s.lineno, op, [ir.Var(s.lineno, name), self.expr(s.value)], {}, ast.unparse(s))
@@ -174,53 +215,89 @@ class Tracer:
             return [ir.If(s.lineno, self.expr(s.test), self.block(s.body), self.block(s.orelse))]
         if isinstance(s, ast.For):
             if s.orelse:
-                raise self.error(s, "for ... else is not supported by opgen compile", "move the else block after the loop")
-            if not isinstance(s.target, ast.Name):
-                raise self.error(s.target, "unpacking in a for loop target is not supported by opgen compile",
-                                 "loop over one list and index the others")
-            return [ir.For(s.lineno, s.target.id, self.expr(s.iter), self.block(s.body))]
+                raise self.error(s, "for ... else is not supported by opgen compile",
+                                 "set a flag before `break` and test it after the loop")
+            target = self.loop_target(s.target)
+            iterable = self.iterable(s.iter)
+            self.loops += 1
+            try:
+                body = self.block(s.body)
+            finally:
+                self.loops -= 1
+            return [ir.For(s.lineno, target, iterable, body)]
+        if isinstance(s, ast.While):
+            if s.orelse:
+                raise self.error(s, "while ... else is not supported by opgen compile",
+                                 "set a flag before `break` and test it after the loop")
+            cond = self.expr(s.test)
+            self.loops += 1
+            try:
+                body = self.block(s.body)
+            finally:
+                self.loops -= 1
+            return [ir.While(s.lineno, cond, body)]
+        if isinstance(s, (ast.Break, ast.Continue)):
+            word = "break" if isinstance(s, ast.Break) else "continue"
+            if not self.loops:
+                raise self.error(s, f"'{word}' outside a loop (Python's SyntaxError)", "remove it")
+            return [ir.Break(s.lineno) if isinstance(s, ast.Break) else ir.Continue(s.lineno)]
         if isinstance(s, ast.Return):
             if s.value is None:
                 raise self.error(s, "return without a value is not supported by opgen compile",
                                  "return the function's result")
-            return [ir.Return(s.lineno, self.expr(s.value))]
+            return [ir.Return(s.lineno, self.expr(s.value, tuple_ok=True))]
+        if isinstance(s, ast.FunctionDef):
+            return []  # a nested function: traced where it is called (see call())
         if isinstance(s, ast.Pass):
             return []
         raise self.unsupported(s)
 
+    def assignment(self, s: ast.stmt, target: ast.expr, value: ast.expr) -> ir.Stmt:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return ir.Unpack(s.lineno, self.loop_target(target), self.expr(value, tuple_ok=True))
+        return ir.Assign(s.lineno, self.target(target), self.expr(value))
+
     def target(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):
             return t.id
-        if isinstance(t, ast.Tuple):
-            raise self.error(t, "tuple unpacking is not supported by opgen compile", "assign one name per statement")
         if isinstance(t, ast.Subscript):
             raise self.error(t, "assigning into an element is not supported by opgen compile",
                              "build a new list with a comprehension instead")
         raise self.error(t, f"assigning to {ast.unparse(t)} is not supported by opgen compile", "assign to a plain name")
 
+    def loop_target(self, t: ast.expr) -> ir.Target:
+        """A for loop's, comprehension's or unpacking's target: a name or a (nested) tuple of names."""
+        if isinstance(t, (ast.Tuple, ast.List)):
+            if any(isinstance(x, ast.Starred) for x in t.elts):
+                raise self.error(t, "a starred target (a, *rest = ...) is not supported by opgen compile",
+                                 "index the list instead")
+            return tuple(self.loop_target(x) for x in t.elts)
+        return self.target(t)
+
     # ------------------------------------------------------------------ expressions
 
-    def expr(self, e: ast.expr) -> ir.Expr:
+    def expr(self, e: ast.expr, *, tuple_ok: bool = False) -> ir.Expr:
         line = e.lineno
+        if isinstance(e, ast.Tuple):
+            if not tuple_ok:
+                raise self.error(e, "a tuple value here is not supported by opgen compile",
+                                 "return or unpack it (a, b = ...), or use a list")
+            return ir.TupleLit(line, [self.expr(x) for x in e.elts])
         if isinstance(e, ast.Constant):
             return self.constant(e, e.value)
         if isinstance(e, ast.UnaryOp):
             if isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) \
                     and type(e.operand.value) in (int, float):
                 return self.constant(e, -e.operand.value)
+            if isinstance(e.op, ast.Not):
+                return ir.Builtin(line, "not", [self.expr(e.operand)])
             return ir.Op(line, UNARY_OPS[type(e.op)], [self.expr(e.operand)], {}, ast.unparse(e))
         if isinstance(e, ast.BinOp):
             return ir.Op(line, BINARY_OPS[type(e.op)], [self.expr(e.left), self.expr(e.right)], {}, ast.unparse(e))
+        if isinstance(e, ast.BoolOp):
+            return ir.BoolOp(line, "and" if isinstance(e.op, ast.And) else "or", [self.expr(v) for v in e.values])
         if isinstance(e, ast.Compare):
-            if len(e.ops) != 1:
-                raise self.error(e, "a chained comparison is not supported by opgen compile",
-                                 "compare two values per expression")
-            op = COMPARE_OPS.get(type(e.ops[0]))
-            if op is None:
-                word = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(e.ops[0])]
-                raise self.error(e, f"the `{word}` operator is not supported by opgen compile",
-                                 "compare values with == or !=" if "is" in word else "look the key up directly")
-            return ir.Op(line, op, [self.expr(e.left), self.expr(e.comparators[0])], {}, ast.unparse(e))
+            return self.compare(e)
         if isinstance(e, ast.IfExp):
             return ir.IfExp(line, self.expr(e.test), self.expr(e.body), self.expr(e.orelse))
         if isinstance(e, ast.Name):
@@ -230,17 +307,48 @@ class Tracer:
         if isinstance(e, ast.Call):
             return self.call(e)
         if isinstance(e, ast.ListComp):
-            return self.list_comp(e)
+            return self.list_comp(e, e.generators, e.elt)
         if isinstance(e, ast.List):
             return ir.ListLit(line, [self.expr(x) for x in e.elts])
         if isinstance(e, ast.Attribute):
-            if self.scope.dotted(e):
-                raise self.error(e, f"{ast.unparse(e)} used as a value is not supported by opgen compile",
-                                 "call it, or use a literal")
-            # x.T: an attribute some spec may declare (methods: [{name: ndarray.T, attribute: true}])
-            return ir.MethodCall(line, "", [], {}, ast.unparse(e), method=e.attr, receiver=self.expr(e.value),
-                                 attribute=True)
+            return self.attribute(e)
         raise self.unsupported(e)
+
+    def compare(self, e: ast.Compare) -> ir.Expr:
+        """``a < b < c`` is ``a < b and b < c`` with b evaluated once in Python; compiled ops are
+        pure, so evaluating it twice gives the same values (and the same first error)."""
+        parts = []
+        left = e.left
+        for op_node, right in zip(e.ops, e.comparators):
+            parts.append(self.comparison(e, op_node, left, right))
+            left = right
+        return parts[0] if len(parts) == 1 else ir.BoolOp(e.lineno, "and", parts)
+
+    def comparison(self, e: ast.Compare, op_node: ast.cmpop, left: ast.expr, right: ast.expr) -> ir.Expr:
+        if isinstance(op_node, (ast.In, ast.NotIn)):
+            found = ir.Builtin(e.lineno, "in", [self.expr(left), self.expr(right)])
+            return ir.Builtin(e.lineno, "not", [found]) if isinstance(op_node, ast.NotIn) else found
+        op = COMPARE_OPS.get(type(op_node))
+        if op is None:
+            word = "is" if isinstance(op_node, ast.Is) else "is not"
+            raise self.error(e, f"the `{word}` operator is not supported by opgen compile (compiled values are "
+                                "never None)", "compare values with == or !=")
+        return ir.Op(e.lineno, op, [self.expr(left), self.expr(right)], {}, ast.unparse(e))
+
+    def attribute(self, e: ast.Attribute) -> ir.Expr:
+        dotted = self.scope.dotted(e)
+        if dotted is not None:
+            if dotted in MODULE_CONSTANTS and MODULE_CONSTANTS[dotted] is not None:
+                return ir.Const(e.lineno, MODULE_CONSTANTS[dotted])
+            raise self.error(e, f"{ast.unparse(e)} used as a value is not supported by opgen compile",
+                             "call it, or use a literal" + ("; dtypes are fixed by the annotations, so a cast "
+                                                            "is not needed" if dotted.rsplit(".", 1)[-1] in
+                                                            _DTYPE_NAMES else ""))
+        if e.attr in ("shape", "ndim", "size"):  # of a tensor: no op, the compiler reads the array's header
+            return ir.Builtin(e.lineno, e.attr, [self.expr(e.value)])
+        # x.T: an attribute some spec may declare (methods: [{name: ndarray.T, attribute: true}])
+        return ir.MethodCall(e.lineno, "", [], {}, ast.unparse(e), method=e.attr, receiver=self.expr(e.value),
+                             attribute=True)
 
     def constant(self, node: ast.AST, value: Any) -> ir.Const:
         if type(value) is int and not INT64[0] <= value <= INT64[1]:
@@ -254,9 +362,15 @@ class Tracer:
     def name(self, e: ast.Name) -> ir.Expr:
         if e.id in self.comprehension_vars or e.id in self.locals:
             return ir.Var(e.lineno, e.id)
+        if e.id in self.enclosing:
+            raise self.error(e, f"{e.id} belongs to the enclosing function; a nested function reading it (a "
+                                "closure) is not supported by opgen compile", f"pass {e.id} as a parameter")
         c = self.scope.constants.get(e.id)
         if c is not None:
             return self.module_constant(e, c.name, c.value)
+        if e.id in self.nested or e.id in self.visible or e.id in self.scope.functions:
+            raise self.error(e, f"the function {e.id} used as a value is not supported by opgen compile",
+                             "call it")
         if e.id in self.scope.other_bindings:
             line, why = self.scope.other_bindings[e.id]
             raise self.error(e, f"{e.id} (module level, line {line}) is {why}; the compiler reads only literal "
@@ -264,6 +378,8 @@ class Tracer:
         if e.id in self.scope.aliases:
             raise self.error(e, f"the module {e.id} used as a value is not supported by opgen compile",
                              "call one of its functions")
+        if e.id in BUILTINS or e.id in ITERATORS:
+            raise self.error(e, f"the builtin {e.id} used as a value is not supported by opgen compile", "call it")
         raise self.error(e, f"name {e.id!r} is not defined", "define it, or pass it as a parameter")
 
     def module_constant(self, node: ast.AST, name: str, value: Any) -> ir.Expr:
@@ -303,25 +419,50 @@ class Tracer:
             raise self.error(e, f"{table.name} cannot be indexed with {key!r}") from None
         return self.module_constant(e, f"{table.name}[{key!r}]", value)
 
-    def call(self, e: ast.Call) -> ir.Expr:
+    def builtin_name(self, func: ast.expr) -> str | None:
+        """The builtin a call's function names, unless the module or function rebinds that name."""
+        if isinstance(func, ast.Name) and func.id not in self.locals and func.id not in self.scope.aliases \
+                and func.id not in self.scope.functions and func.id not in self.nested and func.id not in self.visible \
+                and func.id not in self.scope.constants and func.id not in self.scope.other_bindings:
+            return func.id
+        return None
+
+    def call_args(self, e: ast.Call, iterable_first: bool = False) -> tuple[list[ir.Expr], dict[str, ir.Expr]]:
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.error(e, "*args / **kwargs in a call are not supported by opgen compile", "pass arguments one by one")
-        args = [self.expr(a) for a in e.args]
-        kwargs = {k.arg: self.expr(k.value) for k in e.keywords}
+        args = []
+        for i, a in enumerate(e.args):
+            if iterable_first and i == 0 and isinstance(a, ast.GeneratorExp):
+                args.append(self.list_comp(a, a.generators, a.elt, lazy=True))
+            elif iterable_first and i == 0:
+                args.append(self.iterable(a))
+            else:
+                args.append(self.expr(a))
+        return args, {k.arg: self.expr(k.value) for k in e.keywords}
+
+    def call(self, e: ast.Call) -> ir.Expr:
         func = e.func
+        builtin = self.builtin_name(func)
+        if builtin in BUILTINS:
+            return self.builtin(e, builtin)
+        if builtin in ITERATORS:
+            raise self.error(e, f"{builtin}() is supported only where Python iterates over it",
+                             f"loop over it (for ... in {builtin}(...)), or make a list: list({builtin}(...))")
+        if isinstance(func, ast.Name) and func.id not in self.locals and (
+                func.id in self.nested or func.id in self.visible or func.id in self.scope.functions):
+            return self.helper_call(e, func.id)
         if isinstance(func, ast.Name) and func.id not in self.locals and func.id not in self.scope.aliases:
-            if func.id in BUILTINS:
-                if kwargs or len(args) != 1:
-                    raise self.error(e, f"{func.id}() takes one positional argument here")
-                return ir.Builtin(e.lineno, func.id, args)
-            if func.id in self.scope.functions:
-                raise self.error(e, f"calling {func.id}(), another function of this module, is not supported by "
-                                    "opgen compile", "inline it, or compile it separately")
             raise self.error(e, f"the builtin {func.id}() is not supported by opgen compile",
-                             "use len(), float(), operators, or numpy/torch functions")
+                             "use len(), float(), int(), min(), max(), sum(), operators, or numpy/torch functions")
+        args, kwargs = self.call_args(e)
         op = self.scope.dotted(func)
         if op is None:
-            if isinstance(func, ast.Attribute):  # x.sum(axis=0): which op depends on x's type (propagation)
+            if isinstance(func, ast.Attribute):
+                if func.attr == "dim" and not args and not kwargs:  # torch's x.dim() is x.ndim
+                    return ir.Builtin(e.lineno, "ndim", [self.expr(func.value)])
+                if func.attr == "size" and len(args) <= 1 and not kwargs:  # torch's x.size(d)
+                    return ir.Builtin(e.lineno, "size_of" if args else "shape", [self.expr(func.value), *args])
+                # x.sum(axis=0): which op depends on x's type (propagation)
                 return ir.MethodCall(e.lineno, "", args, kwargs, ast.unparse(e), method=func.attr,
                                      receiver=self.expr(func.value))
             raise self.error(e, f"calling {ast.unparse(func)} is not supported by opgen compile",
@@ -329,6 +470,82 @@ class Tracer:
         if op == pipeline_intrinsic.INTRINSIC:
             return self.pipeline_embed(e, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def builtin(self, e: ast.Call, name: str) -> ir.Expr:
+        if name == "isinstance":
+            if len(e.args) != 2 or e.keywords:
+                raise self.error(e, "isinstance() takes (value, type)")
+            return ir.Builtin(e.lineno, name, [self.expr(e.args[0]), ir.Const(e.lineno, self.type_names(e.args[1]))])
+        allowed = {"sorted": {"reverse"}, "sum": {"start"}}.get(name, set())
+        given = {k.arg for k in e.keywords if k.arg is not None}
+        if given - allowed:
+            bad = sorted(given - allowed)[0]
+            hint = "sort by key with a comprehension over sorted indices" if bad == "key" else "pass it positionally"
+            raise self.error(e, f"{name}() with {bad}= is not supported by opgen compile", hint)
+        # min(a, b) compares its arguments; min(xs) iterates its one argument.
+        iterates = name in CONSUMERS and (name not in ("min", "max") or len(e.args) == 1)
+        args, kwargs = self.call_args(e, iterable_first=iterates)
+        return ir.Builtin(e.lineno, name, args, kwargs)
+
+    def type_names(self, node: ast.expr) -> str:
+        nodes = node.elts if isinstance(node, ast.Tuple) else [node]
+        names = []
+        for n in nodes:
+            written = n.id if isinstance(n, ast.Name) and n.id not in self.scope.aliases else self.scope.dotted(n)
+            if written not in ISINSTANCE_NAMES:
+                raise self.error(n, f"isinstance(..., {ast.unparse(n)}) is not supported by opgen compile",
+                                 f"test against one of {', '.join(ISINSTANCE_NAMES)}")
+            names.append(ISINSTANCE_NAMES[written])
+        return ",".join(names)
+
+    def helper_call(self, e: ast.Call, name: str) -> ir.Expr:
+        args, kwargs = self.call_args(e)
+        if name in self.visible and name not in self.nested:
+            return ir.Call(e.lineno, name, args, kwargs, ast.unparse(e),
+                           definition=(self.visible[name], self.enclosing, self.visible))
+        if name in self.nested:
+            definition = self.nested[name]
+            if definition.lineno > e.lineno:
+                raise self.error(e, f"{name}() is called before its def (line {definition.lineno}) runs "
+                                    "(Python raises NameError)", "define it before the call")
+            # What the nested function may see: its siblings (and the functions around it), not the
+            # enclosing function's variables (closures are refused where they are read).
+            outer = {**self.visible, **self.nested}
+            enclosing = frozenset(self.locals | self.enclosing)
+        else:
+            definition, outer, enclosing = self.scope.functions[name], {}, frozenset()
+        return ir.Call(e.lineno, name, args, kwargs, ast.unparse(e), definition=(definition, enclosing, outer))
+
+    def iterable(self, e: ast.expr) -> ir.Expr:
+        """What a for loop, a comprehension or a consuming builtin iterates."""
+        if isinstance(e, ast.Call):
+            builtin = self.builtin_name(e.func)
+            if builtin in ITERATORS:
+                if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+                    raise self.error(e, "*args in a call are not supported by opgen compile")
+                kwargs = {k.arg: k.value for k in e.keywords}
+                if builtin == "enumerate" and set(kwargs) <= {"start"} and 1 <= len(e.args) + len(kwargs) <= 2:
+                    start = e.args[1] if len(e.args) > 1 else kwargs.get("start")
+                    args = [self.iterable(e.args[0]), self.expr(start) if start is not None else ir.Const(e.lineno, 0)]
+                    return ir.Iteration(e.lineno, "enumerate", args)
+                if kwargs:
+                    raise self.error(e, f"{builtin}() with {sorted(kwargs)[0]}= is not supported by opgen compile",
+                                     "pass arguments positionally")
+                if builtin == "range":
+                    if not 1 <= len(e.args) <= 3:
+                        raise self.error(e, f"range expected 1 to 3 arguments, got {len(e.args)}")
+                    return ir.Iteration(e.lineno, "range", [self.expr(a) for a in e.args])
+                if builtin == "zip":
+                    if not e.args:
+                        raise self.error(e, "zip() with no arguments yields nothing; remove the loop")
+                    return ir.Iteration(e.lineno, "zip", [self.iterable(a) for a in e.args])
+                if builtin == "reversed" and len(e.args) == 1:
+                    return ir.Iteration(e.lineno, "reversed", [self.expr(e.args[0])])
+                raise self.error(e, f"{builtin}() takes other arguments than these here")
+            if isinstance(e.func, ast.Attribute) and e.func.attr in ("items", "keys", "values") and not e.args \
+                    and not e.keywords and self.scope.dotted(e.func) is None:
+                return ir.Iteration(e.lineno, e.func.attr, [self.expr(e.func.value)])
+        return self.expr(e)
 
     def pipeline_embed(self, e: ast.Call, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
         """opgen.pipelines.embed(model, texts): a model's native pipeline (see pipeline_intrinsic.py)."""
@@ -345,24 +562,54 @@ class Tracer:
         info = pipeline_intrinsic.model_for(model.value, self.scope.where(e))
         return ir.PipelineEmbed(e.lineno, info.name, given["texts"], ast.unparse(e))
 
-    def list_comp(self, e: ast.ListComp) -> ir.Expr:
-        if len(e.generators) != 1:
-            raise self.error(e, "a comprehension with several `for` clauses is not supported by opgen compile",
-                             "nest one comprehension inside another")
-        g = e.generators[0]
-        if g.is_async:
-            raise self.error(e, "an async comprehension is not supported by opgen compile")
-        if not isinstance(g.target, ast.Name):
-            raise self.error(g.target, "unpacking in a comprehension target is not supported by opgen compile",
-                             "iterate over one list")
-        iterable = self.expr(g.iter)  # evaluated outside the comprehension's scope, as in Python
-        self.comprehension_vars.append(g.target.id)
+    def list_comp(self, e: ast.expr, generators: list[ast.comprehension], elt: ast.expr, *,
+                  lazy: bool = False) -> ir.Expr:
+        out = []
+        pushed = 0
         try:
-            conds = [self.expr(c) for c in g.ifs]
-            elt = self.expr(e.elt)
+            for g in generators:
+                if g.is_async:
+                    raise self.error(e, "an async comprehension is not supported by opgen compile")
+                # The first iterable is evaluated outside the comprehension's scope, as in Python; later
+                # ones see the earlier targets.
+                source = self.iterable(g.iter)
+                target = self.loop_target_in_comprehension(g.target)
+                names = ir.target_names(target)
+                self.comprehension_vars += names
+                pushed += len(names)
+                out.append(ir.Generator(target, source, [self.expr(c) for c in g.ifs]))
+            value = self.expr(elt)
         finally:
-            self.comprehension_vars.pop()
-        return ir.ListComp(e.lineno, elt, g.target.id, iterable, conds)
+            del self.comprehension_vars[len(self.comprehension_vars) - pushed:]
+        return ir.ListComp(e.lineno, value, out, lazy=lazy)
+
+    def loop_target_in_comprehension(self, t: ast.expr) -> ir.Target:
+        if isinstance(t, (ast.Tuple, ast.List)):
+            return tuple(self.loop_target_in_comprehension(x) for x in t.elts)
+        if not isinstance(t, ast.Name):
+            raise self.error(t, f"a comprehension target {ast.unparse(t)} is not supported by opgen compile",
+                             "use plain names")
+        return t.id
+
+
+_DTYPE_NAMES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                "uint32", "uint64", "bool", "bool_", "half", "float", "double", "long", "int"}
+
+
+def _nested_functions(fn: ast.FunctionDef) -> dict[str, ast.FunctionDef]:
+    """Functions defined directly inside ``fn`` (in any block of its body), by name."""
+    found: dict[str, ast.FunctionDef] = {}
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.FunctionDef):
+                found[s.name] = s
+            for attr in ("body", "orelse"):
+                if not isinstance(s, ast.FunctionDef):
+                    visit(getattr(s, attr, []) or [])
+
+    visit(fn.body)
+    return found
 
 
 def _assigned_names(fn: ast.FunctionDef) -> set[str]:

@@ -23,7 +23,19 @@ class DictType:
         return f"dict[str, {self.value}]"
 
 
-Type = NativeType | DictType
+@dataclass(frozen=True)
+class TupleType:
+    """A helper function's tuple result (``return q, k``), only ever unpacked by its caller."""
+
+    items: tuple  # of Type
+
+    kind = "tuple"
+
+    def __str__(self) -> str:
+        return f"tuple[{', '.join(map(str, self.items))}]"
+
+
+Type = NativeType | DictType | TupleType
 
 INT, FLOAT, BOOL, STR = (NativeType("scalar", n) for n in ("int", "float", "bool", "str"))
 
@@ -76,6 +88,8 @@ def cpp_type(t: Type) -> str:
     """How emitted C++ holds a value of this type (see runtime/opgen_compiled.hpp)."""
     if isinstance(t, DictType):
         return f"opgen::compiled::Dict<{_CPP_ELEM[t.value.name]}>"
+    if isinstance(t, TupleType):
+        return f"std::tuple<{', '.join(cpp_type(x) for x in t.items)}>"
     if t.kind == "tensor":
         return "opgen::compiled::Array"
     if t.kind == "list":

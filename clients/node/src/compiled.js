@@ -9,7 +9,7 @@
 //   tensor[dtype] -> Tensor {dtype, shape, data: TypedArray}  (Float32Array for float32, ...)
 //
 // Errors the kernels report are thrown as OpgenError whose `name` is the Python exception
-// (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError).
+// (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -37,7 +37,7 @@ const DTYPES = {
   bool: { code: 6, bits: 8, array: Uint8Array },
 };
 const SCALAR_C = { int: 'int64_t', float: 'double', bool: 'uint8_t' };
-const ERROR_NAMES = { 1: 'OverflowError', 2: 'ZeroDivisionError', 3: 'ValueError', 4: 'RuntimeError', 5: 'IndexError', 6: 'KeyError' };
+const ERROR_NAMES = { 1: 'OverflowError', 2: 'ZeroDivisionError', 3: 'ValueError', 4: 'RuntimeError', 5: 'IndexError', 6: 'KeyError', 7: 'TypeError' };
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 

@@ -16,6 +16,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -23,18 +25,22 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "opgen_kernel.hpp"
 
-// A missing dict key (Python KeyError): compiled functions only, kernels never raise it.
+// A missing dict key (Python KeyError) and a TypeError: compiled functions only, kernels never raise them.
 #define OPGEN_KEY_ERROR 6
+#define OPGEN_TYPE_ERROR 7
 
 namespace opgen::compiled {
 
 constexpr ErrorKind KeyError = static_cast<ErrorKind>(OPGEN_KEY_ERROR);
+constexpr ErrorKind TypeError = static_cast<ErrorKind>(OPGEN_TYPE_ERROR);
 
 [[noreturn]] inline void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
 
@@ -285,6 +291,42 @@ inline std::vector<int64_t> shape_squeeze(const Array& a, int64_t axis) {
   return s;
 }
 
+// Gathers (opgen.spec.shapes.gather_shape): out's shape where NumPy accepts the shapes and the axis;
+// {0} where it does not (the kernel's shim then raises NumPy's ValueError or IndexError; the index
+// values are the shim's to check). numpy.take: a.shape[:axis] + indices.shape + a.shape[axis+1:], a
+// 0-d a taken as shape (1,).
+inline std::vector<int64_t> shape_take(const Array& a, const Array& indices, int64_t axis) {
+  std::vector<int64_t> x = a.shape();
+  if (x.empty()) x.push_back(1);
+  const int64_t nd = static_cast<int64_t>(x.size());
+  if (axis < -nd || axis >= nd) return {0};
+  const size_t k = static_cast<size_t>(axis < 0 ? axis + nd : axis);
+  std::vector<int64_t> s(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(k));
+  s.insert(s.end(), indices.shape().begin(), indices.shape().end());
+  s.insert(s.end(), x.begin() + static_cast<std::ptrdiff_t>(k) + 1, x.end());
+  if (s.size() > OPGEN_MAX_DIMS) return {0};
+  int64_t numel = 1;
+  for (int64_t d : s) numel *= d;
+  if (x[k] == 0 && numel != 0) return {0};
+  return s;
+}
+
+// numpy.take_along_axis: arr's and indices' broadcast on every dim but axis, indices' length along it.
+inline std::vector<int64_t> shape_take_along_axis(const Array& arr, const Array& indices, int64_t axis) {
+  const int64_t nd = arr.ndim();
+  if (axis < -nd || axis >= nd || indices.ndim() != nd) return {0};
+  const size_t k = static_cast<size_t>(axis < 0 ? axis + nd : axis);
+  std::vector<int64_t> s;
+  for (size_t d = 0; d < static_cast<size_t>(nd); ++d) {
+    const int64_t a = arr.shape()[d], i = indices.shape()[d];
+    if (d == k) s.push_back(i);
+    else if (a == i || i == 1) s.push_back(a);
+    else if (a == 1) s.push_back(i);
+    else return {0};
+  }
+  return s;
+}
+
 inline std::vector<int64_t> shape_elementwise(std::initializer_list<const Array*> inputs) {
   std::vector<std::vector<int64_t>> shapes;
   for (const Array* a : inputs) shapes.push_back(a->shape());
@@ -400,11 +442,223 @@ class Dict {
     return items_[found->second].second;
   }
   int64_t size() const { return static_cast<int64_t>(items_.size()); }
+  bool contains(const std::string& key) const { return index_.count(key) != 0; }
+  // What Python's d.items() / d.keys() / d.values() iterate, in insertion order.
+  const std::vector<std::pair<std::string, T>>& items() const { return items_; }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> r;
+    r.reserve(items_.size());
+    for (const auto& kv : items_) r.push_back(kv.first);
+    return r;
+  }
+  std::vector<T> values() const {
+    std::vector<T> r;
+    r.reserve(items_.size());
+    for (const auto& kv : items_) r.push_back(kv.second);
+    return r;
+  }
 
  private:
   std::vector<std::pair<std::string, T>> items_;
   std::unordered_map<std::string, size_t> index_;
 };
+
+// A Python number meeting an array (x * 0.5): a 0-d array of the array's dtype, as NumPy 2 (NEP 50)
+// and torch treat Python scalars. An int outside an integer dtype's range is NumPy's OverflowError.
+inline Array weak_scalar(opgen_dtype dt, double v) {
+  Array a = Array::empty(dt, {});
+  if (dt.code == 2 && dt.bits == 32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(a.view().data, &f, sizeof f);
+  } else if (dt.code == 2 && dt.bits == 64) {
+    std::memcpy(a.view().data, &v, sizeof v);
+  } else {
+    raise(ErrorKind::Value, "a Python float cannot become an array of this dtype here");
+  }
+  return a;
+}
+inline Array weak_scalar(opgen_dtype dt, int64_t v) {
+  if (dt.code == 2) return weak_scalar(dt, static_cast<double>(v));  // NumPy converts through a double
+  Array a = Array::empty(dt, {});
+  const bool is_signed = dt.code == 0;
+  const int bits = dt.bits;
+  const bool fits = is_signed ? (bits == 64 || (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1))))
+                              : (v >= 0 && (bits == 64 || v < (INT64_C(1) << bits)));
+  if (!fits)
+    raise(ErrorKind::Overflow, "Python integer " + std::to_string(v) + " out of bounds for " +
+                                   (is_signed ? "int" : "uint") + std::to_string(bits));
+  const uint64_t u = static_cast<uint64_t>(v);
+  std::memcpy(a.view().data, &u, static_cast<size_t>(bits) / 8);  // little-endian: the low bytes
+  return a;
+}
+inline Array weak_scalar(opgen_dtype dt, bool v) { return weak_scalar(dt, static_cast<int64_t>(v)); }
+
+// ---------------------------------------------------------------- Python builtins
+
+// range(start, stop, step): how many values it yields (Python's ValueError for a zero step), and
+// the k-th of them. Unsigned arithmetic: stop - start may not fit in int64, the values always do.
+inline int64_t range_len(int64_t start, int64_t stop, int64_t step) {
+  if (step == 0) raise(ErrorKind::Value, "range() arg 3 must not be zero");
+  if (step > 0 ? start >= stop : start <= stop) return 0;
+  const uint64_t span = step > 0 ? static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) - 1
+                                 : static_cast<uint64_t>(start) - static_cast<uint64_t>(stop) - 1;
+  const uint64_t by = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const uint64_t n = span / by + 1;
+  // Up to 2^64 - 1 values; more than 2^63 - 1 cannot finish, but a break may still leave such a loop.
+  return n > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(n);
+}
+inline int64_t range_at(int64_t start, int64_t step, int64_t k) {
+  return static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(k) * static_cast<uint64_t>(step));
+}
+inline int64_t count_from(int64_t start, size_t k) {  // enumerate's counter: Python's does not overflow
+  int64_t r;
+  if (__builtin_add_overflow(start, static_cast<int64_t>(k), &r))
+    raise(ErrorKind::Overflow, "enumerate()'s count does not fit in int64");
+  return r;
+}
+
+// A str's code points, each a str, as Python iterates it (the input is valid UTF-8).
+inline std::vector<std::string> code_points(const std::string& s) {
+  std::vector<std::string> r;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = 1;
+    while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+    r.push_back(s.substr(i, n));
+    i += n;
+  }
+  return r;
+}
+
+// s[i]: the i-th code point (negative from the end), IndexError past either end.
+inline std::string str_item(const std::string& s, int64_t i) {
+  const std::vector<std::string> points = code_points(s);
+  const int64_t n = static_cast<int64_t>(points.size());
+  if (i < -n || i >= n) raise(ErrorKind::Index, "string index out of range");
+  return points[static_cast<size_t>(i < 0 ? i + n : i)];
+}
+
+// Truthiness, as Python's bool(x) and `if x:` see it (nan is true).
+inline bool truthy(bool v) { return v; }
+inline bool truthy(int64_t v) { return v != 0; }
+inline bool truthy(double v) { return v != 0.0; }
+inline bool truthy(uint8_t v) { return v != 0; }  // a list[bool] element
+inline bool truthy(const std::string& v) { return !v.empty(); }
+template <class T> bool truthy(const std::vector<T>& v) { return !v.empty(); }
+template <class T> bool truthy(const Dict<T>& v) { return v.size() != 0; }
+
+inline bool str_contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+template <class T, class V> bool list_contains(const std::vector<T>& xs, const V& v) {
+  for (const auto& x : xs)
+    if (x == v) return true;
+  return false;
+}
+
+inline int64_t py_abs(int64_t v) {
+  if (v == INT64_MIN) raise(ErrorKind::Overflow, "abs() of the smallest int64 does not fit in int64");
+  return v < 0 ? -v : v;
+}
+inline double py_abs(double v) { return std::fabs(v); }
+
+// int(x) of a float: truncation toward zero, with Python's errors for nan and infinities.
+inline int64_t int_of_float(double v) {
+  if (std::isnan(v)) raise(ErrorKind::Value, "cannot convert float NaN to integer");
+  if (std::isinf(v)) raise(ErrorKind::Overflow, "cannot convert float infinity to integer");
+  const double t = std::trunc(v);
+  if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0))
+    raise(ErrorKind::Overflow, "int() of this float does not fit in int64");
+  return static_cast<int64_t>(t);
+}
+// round(x) of a float: to the nearest int, ties to even.
+inline int64_t round_half_even(double v) {
+  if (std::isnan(v)) raise(ErrorKind::Value, "cannot convert float NaN to integer");
+  if (std::isinf(v)) raise(ErrorKind::Overflow, "cannot convert float infinity to integer");
+  return int_of_float(std::nearbyint(v));  // the default rounding mode: to nearest, ties to even
+}
+
+// min(a, b) / max(a, b) as Python compares: the first argument stays unless the next is strictly smaller
+// (greater); so min(nan, 1.0) is nan and min(1.0, nan) is 1.0, and ties keep the first.
+template <class T> T py_min2(const T& best, const T& v) { return v < best ? v : best; }
+template <class T> T py_max2(const T& best, const T& v) { return v > best ? v : best; }
+template <class T> T py_min(const std::vector<T>& xs) {
+  if (xs.empty()) raise(ErrorKind::Value, "min() arg is an empty sequence");
+  T best = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) best = py_min2(best, xs[i]);
+  return best;
+}
+template <class T> T py_max(const std::vector<T>& xs) {
+  if (xs.empty()) raise(ErrorKind::Value, "max() arg is an empty sequence");
+  T best = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) best = py_max2(best, xs[i]);
+  return best;
+}
+
+// sum(xs, start): ints add exactly (OverflowError outside int64), floats one after another from
+// the start (Python up to 3.11; the compiler refuses float sums under 3.12's compensated sum).
+inline int64_t add_checked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) raise(ErrorKind::Overflow, "int64 overflow in sum()");
+  return r;
+}
+template <class T> int64_t sum_ints(const std::vector<T>& xs, int64_t start) {
+  for (const auto& x : xs) start = add_checked(start, static_cast<int64_t>(x));
+  return start;
+}
+template <class T> double sum_floats(const std::vector<T>& xs, double start) {
+  for (const auto& x : xs) start += static_cast<double>(x);
+  return start;
+}
+
+template <class T> bool py_any(const std::vector<T>& xs) {
+  for (const auto& x : xs)
+    if (truthy(x)) return true;
+  return false;
+}
+template <class T> bool py_all(const std::vector<T>& xs) {
+  for (const auto& x : xs)
+    if (!truthy(x)) return false;
+  return true;
+}
+// sorted(xs, reverse=...): stable, as Python's sort; reverse keeps equal elements in their order.
+// Python orders floats with nan by its own merge order, which is not reproduced: nan is refused.
+template <class T> std::vector<T> sorted(std::vector<T> xs, bool reverse) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (const auto& x : xs)
+      if (std::isnan(x)) raise(ErrorKind::Value, "opgen compile: sorted() of floats that include nan is not supported");
+  }
+  if (reverse) std::stable_sort(xs.begin(), xs.end(), [](const T& a, const T& b) { return b < a; });
+  else std::stable_sort(xs.begin(), xs.end());
+  return xs;
+}
+
+// a, b = xs: the list must have exactly as many items as names.
+template <class T> const std::vector<T>& unpack(const std::vector<T>& xs, size_t n) {
+  if (xs.size() > n) raise(ErrorKind::Value, "too many values to unpack (expected " + std::to_string(n) + ")");
+  if (xs.size() < n)
+    raise(ErrorKind::Value, "not enough values to unpack (expected " + std::to_string(n) + ", got " +
+                                std::to_string(xs.size()) + ")");
+  return xs;
+}
+
+// len(x), x.size and torch's x.size(d) of an array.
+inline int64_t array_len(const Array& a) {
+  if (a.ndim() == 0) raise(TypeError, "len() of unsized object");
+  return a.shape()[0];
+}
+inline int64_t numel(const Array& a) {
+  int64_t n = 1;
+  for (int64_t d : a.shape()) n *= d;
+  return n;
+}
+inline int64_t dim_size(const Array& a, int64_t d) {
+  const int64_t n = a.ndim();
+  if (d < -std::max<int64_t>(n, 1) || d >= std::max<int64_t>(n, 1))
+    raise(ErrorKind::Index, "Dimension out of range (expected to be in range of [" + std::to_string(-std::max<int64_t>(n, 1)) +
+                                ", " + std::to_string(std::max<int64_t>(n, 1) - 1) + "], but got " + std::to_string(d) + ")");
+  if (n == 0) return 1;
+  return a.shape()[static_cast<size_t>(d < 0 ? d + n : d)];
+}
 
 // ---------------------------------------------------------------- the C-ABI entry point
 

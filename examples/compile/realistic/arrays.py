@@ -1,0 +1,48 @@
+"""Array code as people write it: Python numbers with arrays, np.pi, shapes, methods."""
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch.nn import functional as F
+from typing import Annotated
+
+F32 = npt.NDArray[np.float32]
+T32 = Annotated[torch.Tensor, torch.float32]
+
+
+def gelu_tanh(x: F32) -> F32:
+    """GELU's tanh form written out by hand: Python floats stay float32 with a float32 array (NumPy 2)."""
+    c = (2.0 / math.pi) ** 0.5
+    return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x * x * x)))
+
+
+def scaled_scores(q: T32, kt: T32) -> T32:
+    """Attention scores scaled by 1/sqrt(d), d read from the shape, then softmax over the last dim
+    (the keys come transposed, (..., d, n): Tensor.transpose is not in the library yet)."""
+    d = q.shape[-1]
+    return F.softmax((q @ kt) * (1.0 / float(d) ** 0.5), dim=-1)
+
+
+def circle_areas(r: F32) -> F32:
+    """np.pi as a value."""
+    return np.pi * r * r
+
+
+def flat_size(x: F32) -> int:
+    """n, d = x.shape; x.ndim; x.size."""
+    if x.ndim != 2:
+        return -1
+    n, d = x.shape
+    return n * d + x.size
+
+
+def relu_shift(x: npt.NDArray[np.int64], bias: int) -> npt.NDArray[np.int64]:
+    """An int array with a Python int: int64 arithmetic (NumPy wraps), maximum with 0."""
+    return np.maximum(x + bias, 0)
+
+
+def row_norms(x: F32) -> F32:
+    """Methods on arrays: x.sum(axis=...) of a square."""
+    return (x * x).sum(axis=-1)

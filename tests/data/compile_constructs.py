@@ -1,0 +1,89 @@
+"""Edge cases of the constructs opgen compile implements itself (tests/test_compile_constructs.py)."""
+
+import numpy as np
+import numpy.typing as npt
+
+
+def range_values(start: int, stop: int, step: int) -> list[int]:
+    return list(range(start, stop, step))
+
+
+def range_count(start: int, stop: int, step: int) -> int:
+    n = 0
+    for _ in range(start, stop, step):
+        n += 1
+        if n > 10:
+            break
+    return n
+
+
+def rounded(x: float) -> int:
+    return round(x)
+
+
+def truncated(x: float) -> int:
+    return int(x)
+
+
+def lazy_any(xs: list[int]) -> bool:
+    return any(10 // x > 1 for x in xs)
+
+
+def lazy_all(xs: list[int]) -> bool:
+    return all(10 // x < 20 for x in xs)
+
+
+def guarded(x: int) -> bool:
+    return x != 0 and 10 // x > 1
+
+
+def either(a: int, b: int) -> int:
+    return a or b
+
+
+def max_pair(a: float, b: float) -> float:
+    return max(a, b)
+
+
+def min_list(xs: list[float]) -> float:
+    return min(xs)
+
+
+def char_at(s: str, i: int) -> str:
+    return s[i]
+
+
+def chars(s: str) -> list[str]:
+    return [c for c in s]
+
+
+def skip_evens(n: int) -> int:
+    i = 0
+    total = 0
+    while i < n:
+        i += 1
+        if i % 2 == 0:
+            continue
+        total += i
+    return total
+
+
+def twice(x):
+    return x + x
+
+
+def both(a: int, b: float) -> float:
+    return twice(a) + twice(b)
+
+
+def widen_int8(x: npt.NDArray[np.int8], k: int) -> npt.NDArray[np.int8]:
+    return x + k
+
+
+def unpack_list(xs: list[int]) -> int:
+    a, b, c = xs
+    return a * 100 + b * 10 + c
+
+
+def is_int(flag: bool) -> bool:
+    return isinstance(flag, int) and not isinstance(flag, str)

@@ -1,0 +1,246 @@
+"""The realistic collection (examples/compile/realistic/): functions written the way people write
+them (loops with break and early returns, tuple unpacking, enumerate/zip/dict.items(), and/or and
+truthiness, the builtins, helper functions, Python numbers meeting arrays), compiled for cpu-cpp
+and cpu-rust and differentially tested against the Python functions on Hypothesis inputs, from
+Python and (for cpu-cpp) from Node.js.
+
+Inputs are drawn from each function's annotations (tests/compile_support's int64 oracle holds ints
+to the kernels' range), with a few functions narrowing them where Python's answer would be an
+unbounded int or a sort of nans. Every function of the collection is tested: a new one needs no
+entry here unless its inputs need narrowing.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from opgen.compiler import compile_many
+from opgen.host import load_compiled
+from opgen.project import Project
+from tests.compile_support import (CHECKOUT, EXAMPLES, INT64, Int64, as_int64, assert_same, node_outcomes,
+                                   outcome)
+
+REALISTIC = EXAMPLES / "realistic"
+NODE_CASES = 8
+EXAMPLES_PER_FUNCTION = 40
+
+
+def collection() -> list[tuple[str, str]]:
+    """(file relative to examples/compile, function): every annotated public function of the collection
+    (unannotated ones are the helpers they call)."""
+    found = []
+    for path in sorted(REALISTIC.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.returns is not None and not node.name.startswith("_"):
+                found.append((f"realistic/{path.name}", node.name))
+    return found
+
+
+COLLECTION = collection()
+
+
+@pytest.fixture(scope="session")
+def realistic_cpp(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("realistic-cpp")
+    compile_many(Project(CHECKOUT), [(EXAMPLES / f, n, out / n) for f, n in COLLECTION])
+    return {n: out / n for _, n in COLLECTION}
+
+
+@pytest.fixture(scope="session")
+def realistic_rust(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("realistic-rust")
+    compile_many(Project(CHECKOUT), [(EXAMPLES / f, n, out / n) for f, n in COLLECTION], target="cpu-rust")
+    return {n: out / n for _, n in COLLECTION}
+
+
+# ---------------------------------------------------------------- inputs from annotations
+
+small_int = st.integers(-40, 40)
+any_int = st.one_of(small_int, small_int, st.integers(*INT64), st.sampled_from([INT64[0], INT64[1], 0, -1]))
+any_float = st.one_of(st.floats(-100, 100), st.floats(allow_nan=True, allow_infinity=True),
+                      st.sampled_from([0.0, -0.0, 0.5, 1.5, 2.5, -2.5]))
+text = st.text(alphabet=st.sampled_from("abeiouAE xyzé日-"), max_size=8)
+ARRAY_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+
+
+def strategy(t: Any) -> st.SearchStrategy:
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if t is int:
+        return any_int
+    if t is float:
+        return any_float
+    if t is str:
+        return text
+    if t is bool:
+        return st.booleans()
+    if origin is list:
+        return st.lists(strategy(args[0]), max_size=6)
+    if origin is dict:
+        return st.dictionaries(text, strategy(args[1]), max_size=4)
+    if origin is typing.Annotated and args[0] is torch.Tensor:
+        return strategy(np.ndarray[Any, np.dtype[np.float32]]).map(torch.from_numpy)
+    if origin is np.ndarray:
+        dtype = typing.get_args(args[1])[0]
+        elements = st.floats(-10, 10, width=32) if dtype is np.float32 else st.integers(-1000, 1000)
+        return hnp.arrays(dtype, ARRAY_SHAPES, elements=elements)
+    raise AssertionError(f"no strategy for {t}")
+
+
+def finite(lo: float = -1e6, hi: float = 1e6) -> st.SearchStrategy:
+    return st.floats(lo, hi)
+
+
+@st.composite
+def attention_inputs(draw) -> tuple:
+    b, m, n, d = (draw(st.integers(1, 4)) for _ in range(4))
+    f = lambda shape: torch.from_numpy(draw(hnp.arrays(np.float32, shape, elements=st.floats(-3, 3, width=32))))
+    return f((b, m, d)), f((b, d, n))
+
+
+@dataclass
+class Case:
+    args: st.SearchStrategy | None = None  # default: drawn from the annotations
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+APPROXIMATE = Case(rtol=2e-5, atol=2e-6)  # verified approximations (tanh, softmax, matmul)
+CASES: dict[str, Case] = {
+    # Python's ints are unbounded: keep the walks and searches to what ends quickly.
+    "collatz_steps": Case(st.tuples(st.integers(-3, 10**5), st.integers(0, 300))),
+    "is_prime": Case(st.tuples(st.integers(-5, 10**6))),
+    "fibonacci": Case(st.tuples(st.integers(-2, 100))),
+    "countdown_every": Case(st.tuples(st.integers(-5, 30), st.integers(-3, 5))),
+    "range_stats": Case(st.tuples(st.integers(-3, 200))),
+    # Python sorts floats that include nan in an order of its own merge; compiled sorted() refuses them.
+    "median": Case(st.tuples(st.lists(finite(), max_size=7))),
+    "digit_sum": Case(st.tuples(st.integers(-10**12, 10**12))),
+    # enumerate()'s counts are plain Python ints, which the int64 oracle cannot hold to int64.
+    "numbered": Case(st.tuples(st.lists(text, max_size=5), st.integers(-10**6, 10**6))),
+    "gelu_tanh": APPROXIMATE,
+    "scaled_scores": Case(attention_inputs(), rtol=2e-5, atol=2e-6),
+    "circle_areas": Case(rtol=1e-6, atol=1e-6),
+    # NumPy turns a 0-d array into a NumPy scalar after x * x, whose .sum(axis=-1) is allowed; the
+    # compiled function keeps arrays (np.sum of a 0-d array with axis=-1 is NumPy's AxisError).
+    "row_norms": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                                         max_side=4),
+                                           elements=st.floats(-10, 10, width=32))), rtol=1e-6, atol=1e-5),
+    # Exact float results from a loop of one-rounding operations; drawn from finite values for
+    # lerp and the min-max scale, whose nan paths Python and C++ agree on but which say little.
+    "smooth": Case(st.tuples(st.lists(finite(), max_size=6), finite(0, 1))),
+    "normalize": Case(st.tuples(st.lists(finite(), min_size=1, max_size=6))),
+}
+
+
+class _Int64Literals(ast.NodeTransformer):
+    """Every int literal of the module becomes an Int64, so values computed from literals (``a, b =
+    0, 1`` then ``a + b``) overflow int64 as the compiled ints do, not only those from arguments."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if type(node.value) is int:
+            return ast.copy_location(ast.Call(ast.Name("_Int64", ast.Load()), [node], []), node)
+        return node
+
+
+def python_function(file: str, name: str) -> Any:
+    """The oracle: the example module run by Python, its int literals held to int64."""
+    path = EXAMPLES / file
+    tree = ast.fix_missing_locations(_Int64Literals().visit(ast.parse(path.read_text())))
+    namespace: dict[str, Any] = {"_Int64": Int64, "__name__": f"realistic_{path.stem}"}
+    exec(compile(tree, str(path), "exec", dont_inherit=True), namespace)  # noqa: S102 - the project's own example file
+    return namespace[name]
+
+
+def case_for(file: str, name: str) -> tuple[Case, Any]:
+    fn = python_function(file, name)
+    case = CASES.get(name, Case())
+    if case.args is None:
+        hints = typing.get_type_hints(fn, include_extras=True)
+        params = [hints[p] for p in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+        case = Case(st.tuples(*[strategy(t) for t in params]), case.rtol, case.atol)
+    return case, fn
+
+
+def expected_of(fn: Any, args: list[Any]) -> tuple[str, Any]:
+    """The Python outcome, with an int result outside int64 standing for the OverflowError the
+    compiled function raises (its ints are 64-bit), and an int where the function is annotated to
+    return a float (``sum([])`` is 0) read as that float: a compiled function returns its
+    annotated type."""
+    kind, value = outcome(fn, as_int64(args))
+    if kind == "ok" and any(type(v) is not bool and isinstance(v, int) and not INT64[0] <= v <= INT64[1]
+                            for v in _ints(value)):
+        return "error", OverflowError("outside int64")
+    if kind == "ok" and fn.__annotations__.get("return") is float and isinstance(value, int) \
+            and not isinstance(value, bool):
+        return kind, float(value)
+    return kind, value
+
+
+def _ints(value: Any):
+    if isinstance(value, int) and not isinstance(value, bool):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _ints(v)
+
+
+def test_the_collection_is_large_and_every_narrowing_names_a_function() -> None:
+    names = [n for _, n in COLLECTION]
+    assert len(names) >= 30 and len(set(names)) == len(names)
+    assert set(CASES) <= set(names)
+    for path in REALISTIC.glob("*.py"):  # each function says what it stands for
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.returns is not None and not node.name.startswith("_"):
+                assert ast.get_docstring(node), f"{path.name}:{node.name} has no one-line description"
+
+
+TARGETS = [("cpp", f, n) for f, n in COLLECTION] + [("rust", f, n) for f, n in COLLECTION]
+
+
+@pytest.mark.parametrize("target,file,name", TARGETS, ids=[f"{t}-{n}" for t, _, n in TARGETS])
+def test_realistic_function_matches_python(target: str, file: str, name: str, request: pytest.FixtureRequest,
+                                           tmp_path: Path) -> None:
+    case, python = case_for(file, name)
+    libraries = request.getfixturevalue(f"realistic_{target}")
+    native = load_compiled(libraries[name])
+    replay: list[tuple[tuple, tuple[str, Any]]] = []
+
+    @settings(max_examples=EXAMPLES_PER_FUNCTION, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(args=case.args)
+    def from_python(args: tuple) -> None:
+        expected = expected_of(python, list(args))
+        got = outcome(native, list(args))
+        assert_same(expected, got, rtol=case.rtol, atol=case.atol, context=f"python host {name}{args!r}")
+        if len(replay) < NODE_CASES:
+            replay.append((args, expected))
+
+    from_python()
+    if target == "cpp":
+        results = node_outcomes([(libraries[name], list(args)) for args, _ in replay], tmp_path)
+        for (args, expected), got in zip(replay, results, strict=True):
+            assert_same(expected, got, rtol=case.rtol, atol=case.atol, context=f"node host {name}{args!r}")
+
+
+def test_weak_python_scalars_keep_the_arrays_dtype_and_range(realistic_cpp: dict[str, Path]) -> None:
+    """NumPy 2 (NEP 50): a Python float with a float32 array is float32; a Python int beyond an
+    int64 array's range is NumPy's OverflowError (checked here on an int that fits, and on the wrap
+    NumPy does inside the array's dtype)."""
+    areas = load_compiled(realistic_cpp["circle_areas"])(np.array([1.0, 2.0], np.float32))
+    assert areas.dtype == np.float32
+    np.testing.assert_array_equal(areas, np.pi * np.array([1.0, 2.0], np.float32) ** 2)
+    shifted = load_compiled(realistic_cpp["relu_shift"])(np.array([INT64[1]], np.int64), 1)
+    assert shifted.tolist() == np.maximum(np.array([INT64[1]]) + 1, 0).tolist() == [0]
+    assert math.isclose(load_compiled(realistic_cpp["dot"])([1.5, 2.0], [2.0, 4.0, 9.0]), 11.0)
