@@ -316,10 +316,14 @@ def test_translations_honour_onnx_semantics():
     # MatMul: 1-d operands as NumPy does
     plan = translate("MatMul", [np.ones(3, np.float32), np.ones((2, 3, 4), np.float32)], opset=13)
     assert plan.args["a"].shape == (1, 3) and plan.outputs[0](np.zeros((2, 1, 4), np.float32)).shape == (2, 4)
-    # Gather wraps negative indices, embedding raises: not expressible; int32 ids are not int64
-    table = np.ones((5, 2), np.float32)
-    assert inexpressible("Gather", [table, np.array([-1, 0])], opset=13).subject == "negative indices"
-    assert inexpressible("Gather", [table, np.array([1, 0], np.int32)], opset=13).subject == "dtype int32"
+    # Gather is numpy.take (negative indices wrap in both; int32 indices become int64, exactly);
+    # GatherElements is take_along_axis, data cut to shorter indices along the other axes
+    table = np.arange(10, dtype=np.float32).reshape(5, 2)
+    gather = translate("Gather", [table, np.array([1, 0], np.int32)], {"axis": -1}, opset=13)
+    assert gather.args["axis"] == 1 and gather.args["indices"].dtype == np.int64
+    elements = translate("GatherElements", [table, np.array([[4], [-1]])], {"axis": 0}, opset=13)
+    assert elements.args["arr"].shape == (5, 1) and elements.notes
+    assert np.take_along_axis(elements.args["arr"], elements.args["indices"], 0).tolist() == [[8.0], [8.0]]
     # pooling: count_include_pad=0 with padding, odd SAME padding, ceil mode with other windows
     img = np.ones((1, 1, 5, 5), np.float32)
     assert "count_include_pad=0" in inexpressible("AveragePool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4}).subject

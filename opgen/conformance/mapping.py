@@ -754,20 +754,36 @@ def _pool_by_rank(kind: str) -> Translate:
     return translate
 
 
+def _index_tensor(node: Node, i: int, name: str) -> np.ndarray:
+    """ONNX's indices are int32 or int64; the gathers take int64, which holds every int32 exactly."""
+    indices = _required(node, i, name)
+    return indices.astype(np.int64) if indices.dtype == np.int32 else indices
+
+
 def _gather(node: Node, spec: Spec) -> Plan:
-    data, indices = _required(node, 0, "data"), _required(node, 1, "indices")
+    """Gather is numpy.take(data, indices, axis): any axis, indices counted from the end when
+    negative, as both define it."""
+    data, indices = _required(node, 0, "data"), _index_tensor(node, 1, "indices")
     if data.ndim == 0:
         raise Inexpressible("0-d data", "Gather needs at least 1-d data (an invalid case)")
+    args = {"a": data, "indices": indices, "axis": _axis(node.attr("axis", 0), data.ndim)}
+    return Plan(choose(spec, args), args)
+
+
+def _gather_elements(node: Node, spec: Spec) -> Plan:
+    """GatherElements is numpy.take_along_axis(data, indices, axis). ONNX lets indices be shorter
+    than data along the other axes (out[i][j] reads data[indices[i][j]][j]); NumPy broadcasts them
+    instead, so data is first cut to indices' extent there, which reads the same elements."""
+    data, indices = _required(node, 0, "data"), _index_tensor(node, 1, "indices")
+    if data.ndim != indices.ndim:
+        raise Inexpressible("indices of another rank", "GatherElements needs equal ranks (an invalid case)")
     axis = _axis(node.attr("axis", 0), data.ndim)
-    if axis != 0:
-        raise Inexpressible(f"attribute axis={axis}", f"{spec.op} gathers rows (axis 0) of a table")
-    table = data.reshape(data.shape[0], _prod(data.shape[1:]))  # (v, the rest as one dim)
-    args = {"input": indices, "weight": table}
-    overload = choose(spec, args)
-    if (indices < 0).any():
-        raise Inexpressible("negative indices", f"ONNX Gather counts them from the end; {spec.op} raises IndexError")
-    notes = [f"data {list(data.shape)} as a ({data.shape[0]}, {table.shape[1]}) table"] if data.ndim != 2 else []
-    return Plan(overload, args, {0: _reshape(tuple(indices.shape) + tuple(data.shape[1:]))}, notes)
+    cut = tuple(slice(None) if d == axis else slice(0, indices.shape[d]) for d in range(data.ndim))
+    notes = []
+    if data[cut].shape != data.shape:
+        notes.append(f"data {list(data.shape)} cut to {list(data[cut].shape)} along the other axes")
+    args = {"arr": np.ascontiguousarray(data[cut]), "indices": indices, "axis": axis}
+    return Plan(choose(spec, args), args, notes=notes)
 
 
 def _lp_normalization(node: Node, spec: Spec) -> Plan:
@@ -1071,7 +1087,9 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
             "as MaxPool but no dilations; 1-d/3-d with count_include_pad either way (2-d: 1 wherever there is "
             "padding)", others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d")),
-    Mapping("Gather", "torch.nn.functional.embedding", _gather, "axis 0, int64 indices, none negative"),
+    Mapping("Gather", "numpy.take", _gather, "any axis; negative indices counted from the end; int32 indices as int64"),
+    Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
+            "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),
     Mapping("LpNormalization", "torch.nn.functional.normalize", _lp_normalization,
             "p = 2, eps at the gate's smallest (no slice's norm below it)"),
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
