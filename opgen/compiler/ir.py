@@ -64,6 +64,8 @@ class Op(Expr):
     kwargs: dict[str, Expr]
     source: str  # the Python text, for messages and comments
     # Filled by type propagation:
+    called: str = ""  # the library name the call binds against (a method's ndarray.sum), when not ``op``
+    library_bound: bool = False  # args/kwargs are the native parameters' now (opgen.spec.library_signature)
     bound: list[Expr] = field(default_factory=list)  # arguments in the kernel's parameter order
     spec: Spec | None = None
     overload: Overload | None = None

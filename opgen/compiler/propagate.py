@@ -15,7 +15,9 @@ from typing import Any
 from opgen.compiler import ir
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
-from opgen.spec.names import method_named
+from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
+from opgen.spec.model import check_default
+from opgen.spec.names import method_named, spec_named
 from opgen.compiler.types import (BOOL, FLOAT, INT, STR, DictType, TupleType, Type, common_numeric, list_of,
                                   tensor_of, widens_to)
 
@@ -450,7 +452,126 @@ class Propagator:
         e.args, e.kwargs = bound, {}
         return callee.returns
 
+    def bind_library(self, e: ir.Op, receiver: ir.Expr | None = None, receiver_param: str | None = None) -> bool:
+        """Bind the call as its library does (``opgen.spec.library_signature``), then name each argument by
+        its native parameter: positions and keywords mean what NumPy's or torch's signature says, a keyword
+        the library does not take is Python's TypeError, and an argument the native kernel has no
+        counterpart for is refused unless it is the library's default. False when the library does not
+        say (opgen's own ops, ``*shape``): the arguments are taken in the native order then."""
+        e.library_bound = True
+        name = e.called or e.op
+        spec = spec_named(self.resolver.specs, name)
+        sigs = [s for s in library_signatures(name)
+                if not any(p.kind == p.kind.VAR_POSITIONAL for p in s.params)] if spec is not None else []
+        if not sigs:
+            return False
+        native = list(dict.fromkeys(p.name for o in spec.overloads for p in o.sig.params))
+        given = [receiver] if receiver is not None else []
+        problems = []
+        spread = {k: v.spread for k, v in spec.python_params.items()}
+        for sig in sigs:
+            pm = map_params(sig, native, receiver_param, spread)
+            try:
+                bound = sig.as_inspect().bind(*given, *e.args, **e.kwargs).arguments
+            except TypeError as exc:
+                problems.append(f"{name}{sig.as_inspect()} does not take these arguments: {exc} (Python raises "
+                                "TypeError)")
+                continue
+            named: dict[str, ir.Expr] = {}
+            problem = None
+            for pname, value in bound.items():
+                p = sig.param(pname)
+                if pname in pm.spread:
+                    continue  # below, once every argument is bound
+                if p.kind == p.kind.VAR_KEYWORD:  # ndarray.sum(..., **kwargs) passes keepdims on
+                    extra = {k: v for k, v in value.items() if k not in native}
+                    if extra:
+                        problem = (f"{name}'s keyword {next(iter(extra))}= has no counterpart in the native kernel "
+                                   f"({_spec_file(spec)} takes {', '.join(native)})")
+                    named.update({k: v for k, v in value.items() if k in native})
+                elif pname in pm.native:
+                    if not (_is_none(value) and p.default is None):  # None where None is the default: omitted
+                        named[pm.native[pname]] = value
+                elif not _is_default(value, p.default):
+                    shown = "the default" if p.default is not EMPTY else "no default"
+                    problem = (f"{name}'s argument {pname} has no counterpart in the native kernel "
+                               f"({_spec_file(spec)} takes {', '.join(native)}); it can only be left at "
+                               f"{shown}{'' if p.default is EMPTY else f' ({p.default!r})'}")
+                if problem:
+                    break
+            for pname, targets in pm.spread.items():
+                if problem:
+                    break
+                values = self.spread_values(e, spec, sig, bound, pname)
+                if isinstance(values, str):
+                    problem = values
+                else:
+                    named.update(zip(targets, values))
+            if problem:
+                problems.append(problem)
+                continue
+            self.library_defaults(spec, sig, pm, bound, named, e.line)
+            positional = []
+            for n in native:  # the leading native parameters stay positional (operators take no keywords)
+                if n not in named:
+                    break
+                positional.append(named.pop(n))
+            e.args, e.kwargs = positional, named
+            return True
+        raise self.error(e, f"{e.source}: {problems[0]}", "pass the arguments as the library's signature names them; "
+                                                          "`opgen show " + spec.op + "` lists what the native kernel takes")
+
+    @staticmethod
+    def library_defaults(spec, sig, pm, bound: dict[str, ir.Expr], named: dict[str, ir.Expr], line: int) -> None:
+        """Fill an omitted argument with its library default where the spec writes none (argsort's axis=-1 comes
+        before a kind without one), but only if every overload's gate draws that value: the kernel was tested
+        on what the compiled call passes."""
+        for lib_name, target in pm.native.items():
+            default = sig.param(lib_name).default
+            if lib_name in bound or target in named or default in (EMPTY, NOVALUE, None) \
+                    or type(default) not in (int, float, bool, str):
+                continue
+            overloads = [o for o in spec.overloads if target in [p.name for p in o.sig.params]]
+            if any(o.sig.param(target).has_default for o in overloads):
+                continue  # the spec's own default (tests/test_library_signatures.py holds it to the library's)
+            try:
+                for o in overloads:
+                    check_default(target, default, o.domain.get(target))
+            except ValueError:
+                continue  # outside what the gate drew: the call must pass it (resolve says it is missing)
+            named[target] = ir.Const(line, default)
+
+    def spread_values(self, e: ir.Op, spec, sig, bound: dict[str, ir.Expr], pname: str,
+                      seen: tuple[str, ...] = ()) -> list[ir.Expr] | str:
+        """The native arguments a spread library parameter gives (spec ``python_params``), or what is wrong."""
+        name = e.called or e.op
+        pp = spec.python_params[pname]
+        n = len(pp.spread)
+        value = bound.get(pname)
+        if value is None or _is_none(value):
+            if pp.omitted is not None and pp.omitted not in seen:
+                return self.spread_values(e, spec, sig, bound, pp.omitted, (*seen, pname))
+            default = sig.param(pname).default
+            if default in (EMPTY, NOVALUE, None) or (isinstance(default, list) and len(default) not in (1, n)):
+                return f"{name} needs {pname} here (the native kernel takes {', '.join(pp.spread)})"
+            items = default if isinstance(default, list) else [default]
+            value = ir.ListLit(e.line, [ir.Const(e.line, v) for v in items])
+        if isinstance(value, ir.ListLit):
+            if len(value.items) == 1:
+                return value.items * n
+            if len(value.items) != n:
+                return (f"{name}'s {pname} has {len(value.items)} entries; the native kernel takes {n} "
+                        f"({', '.join(pp.spread)})")
+            return list(value.items)
+        return [value] * n  # an int: the same on every dim, as torch takes it
+
     def op(self, e: ir.Op, assigned: set[str]) -> Type:
+        if not e.library_bound:
+            self.bind_library(e)
+        for a in [*e.args, *e.kwargs.values()]:
+            if _is_none(a):
+                raise self.error(e, f"{e.source}: None as an argument is supported only where the library's "
+                                    "default is None (it is then the omitted argument)", "leave the argument out")
         args = [self.expr(a, assigned) for a in e.args]
         if e.op in EXACT_COMPARISONS and FLOAT in args:
             # `x > 0` on a float: the int constant becomes the float it equals exactly, as Python compares.
@@ -536,7 +657,9 @@ class Propagator:
             raise self.error(e, f"{shown} of a {receiver} is ambiguous: {', '.join(f'{n} is {s.op}' for n, (s, _) in found.items())}",
                              "call the module function you mean instead")
         spec, method = next(iter(found.values()))
-        e.op = spec.op
+        e.op, e.called = spec.op, next(iter(found))
+        if self.bind_library(e, e.receiver, method.receiver):
+            return self.op(e, assigned)
         if method.receiver is None:  # the receiver is the first parameter: a.sum(axis) is numpy.sum(a, axis)
             e.args = [e.receiver, *e.args]
         else:
@@ -787,3 +910,23 @@ def _breaks(stmts: list[ir.Stmt]) -> bool:
         if isinstance(s, ir.If) and (_breaks(s.body) or _breaks(s.orelse)):
             return True
     return False
+
+
+def _is_none(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and e.value is None
+
+
+def _is_default(e: ir.Expr, default: object) -> bool:
+    """Whether a library-only argument is written as its library default (None, or an equal constant)."""
+    if default is EMPTY or default is NOVALUE:
+        return False
+    if not isinstance(e, ir.Const):
+        return False
+    numbers = (int, float)
+    if type(e.value) in numbers and type(default) in numbers:  # alpha=1.0 is torch's alpha=1
+        return e.value == default
+    return type(e.value) is type(default) and e.value == default
+
+
+def _spec_file(spec) -> str:
+    return f"specs/{spec.op.replace('.', '/')}.yaml"

@@ -427,9 +427,21 @@ class Tracer:
             return func.id
         return None
 
-    def call_args(self, e: ast.Call, iterable_first: bool = False) -> tuple[list[ir.Expr], dict[str, ir.Expr]]:
+    def call_args(self, e: ast.Call, iterable_first: bool = False,
+                  none_ok: bool = False) -> tuple[list[ir.Expr], dict[str, ir.Expr]]:
+        """The call's arguments; with ``none_ok`` (a library call) a literal None is kept as a constant,
+        for binding against the library's signature to take as an omitted argument or refuse, and a
+        tuple literal is a list."""
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.error(e, "*args / **kwargs in a call are not supported by opgen compile", "pass arguments one by one")
+
+        def arg(a: ast.expr) -> ir.Expr:
+            if none_ok and isinstance(a, ast.Constant) and a.value is None:
+                return ir.Const(a.lineno, None)
+            if none_ok and isinstance(a, ast.Tuple):  # a shape, axes, a kernel size: NumPy and torch take a list alike
+                return ir.ListLit(a.lineno, [self.expr(x) for x in a.elts])
+            return self.expr(a)
+
         args = []
         for i, a in enumerate(e.args):
             if iterable_first and i == 0 and isinstance(a, ast.GeneratorExp):
@@ -437,8 +449,8 @@ class Tracer:
             elif iterable_first and i == 0:
                 args.append(self.iterable(a))
             else:
-                args.append(self.expr(a))
-        return args, {k.arg: self.expr(k.value) for k in e.keywords}
+                args.append(arg(a))
+        return args, {k.arg: arg(k.value) for k in e.keywords}
 
     def call(self, e: ast.Call) -> ir.Expr:
         func = e.func
@@ -454,8 +466,8 @@ class Tracer:
         if isinstance(func, ast.Name) and func.id not in self.locals and func.id not in self.scope.aliases:
             raise self.error(e, f"the builtin {func.id}() is not supported by opgen compile",
                              "use len(), float(), int(), min(), max(), sum(), operators, or numpy/torch functions")
-        args, kwargs = self.call_args(e)
         op = self.scope.dotted(func)
+        args, kwargs = self.call_args(e, none_ok=op != pipeline_intrinsic.INTRINSIC)
         if op is None:
             if isinstance(func, ast.Attribute):
                 if func.attr == "dim" and not args and not kwargs:  # torch's x.dim() is x.ndim

@@ -217,7 +217,7 @@ class Overload(Strict):
                 _check_ids(key, dom, sig)
         for p in sig.params:
             if p.has_default:
-                _check_default(p.name, p.default, v.get(p.name))
+                check_default(p.name, p.default, v.get(p.name))
         return v
 
     @cached_property
@@ -229,7 +229,7 @@ class Overload(Strict):
         return _shape_rule(self.sig, self.shape)
 
 
-def _check_default(name: str, default: Any, dom: "Domain | None") -> None:
+def check_default(name: str, default: Any, dom: "Domain | None") -> None:
     """A default is what compiled calls that omit the argument pass: the gate must have drawn it."""
     if dom is None:
         return
@@ -351,6 +351,16 @@ def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
 DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+"
 
 
+class PythonParam(Strict):
+    """A library parameter the native signature spreads over one or several of its own: torch's
+    int-or-tuple ``kernel_size`` of a 2-D pool is the native ``kernel_h, kernel_w``. A call passing an int gives it to
+    each; a tuple or list of that length gives one each; omitted (or None) it takes the value of the
+    parameter ``omitted`` names (torch's stride defaults to kernel_size), else the library's default."""
+
+    spread: list[str] = Field(min_length=1)
+    omitted: str | None = None
+
+
 class Method(Strict):
     """A method or attribute that is this op: ``ndarray.sum`` (``a.sum(axis)``), ``str.lower``,
     ``ndarray.T`` (an attribute: no call). The receiver binds to ``receiver`` (default: each
@@ -389,6 +399,9 @@ class Spec(Strict):
     # (e.g. "blocked: cache-blocked, vectorised with AVX2/FMA, threaded"). The registry
     # serves the fastest verified one, chosen by `opgen bench --select`.
     variants: dict[str, str] = {}
+    # How the library's Python signature meets the native one where pairing by name and position does
+    # not say it (opgen.spec.library_signature): library parameter name -> how it is spread.
+    python_params: dict[str, PythonParam] = {}
 
     @field_validator("op")
     @classmethod
@@ -406,6 +419,18 @@ class Spec(Strict):
         if len(set(v)) != len(v):
             raise ValueError("aliases must be unique")
         return v
+
+    @model_validator(mode="after")
+    def _python_params(self) -> "Spec":
+        for name, pp in self.python_params.items():
+            for o in self.overloads:
+                if bad := [n for n in pp.spread if n not in [p.name for p in o.sig.params]]:
+                    raise ValueError(f"python_params.{name}.spread names {bad[0]!r}, which is not a parameter of "
+                                     f"overload {o.name} ({o.sig})")
+            if pp.omitted is not None and pp.omitted not in self.python_params:
+                raise ValueError(f"python_params.{name}.omitted names {pp.omitted!r}; it must be another "
+                                 f"python_params entry (have: {sorted(self.python_params)})")
+        return self
 
     @model_validator(mode="after")
     def _method_receivers(self) -> "Spec":
@@ -496,8 +521,10 @@ class Spec(Strict):
         # adding a target or a benchmark must not make every admitted entry stale.
         # Defaults are left out so that a new optional spec field does not change the hash
         # of every spec that does not use it.
-        # The names an op goes by (aliases, methods) do not bear on correctness either.
-        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags", "aliases", "methods"},
+        # The names an op goes by (aliases, methods) and how Python calls reach it (python_params) do not
+        # bear on correctness either.
+        blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags", "aliases", "methods",
+                                                     "python_params"},
                                exclude_defaults=True)
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
         # Parameter defaults are for callers (the compiler); the kernel takes every argument, and a
