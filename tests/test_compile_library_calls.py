@@ -50,6 +50,8 @@ CASES: dict[str, list[tuple]] = {
     "sub_alpha_one": [(t32(3), t32(3))],
     "tril_default": [(t32(4, 5),)],
     "reshape_tuple": [(f32(3, 4),)],
+    "layer_norm_torch_signature": [(t32(3, 8), t32(8), t32(8))],
+    "layer_norm_list_shape": [(t32(2, 3, 6), t32(6), t32(6), 6)],
 }
 
 
@@ -73,6 +75,16 @@ def test_library_call_matches_python(name: str, libraries: dict[str, Path]) -> N
         # float32 kernels admitted within their specs' tolerances (a few ulps here)
         assert_same(outcome(fn, list(args)), outcome(native, list(args)), rtol=1e-5, atol=1e-6,
                     context=f"{name}{tuple(getattr(a, 'shape', a) for a in args)}")
+
+
+def test_layer_norms_normalized_shape_is_checked_when_the_call_runs(libraries: dict[str, Path]) -> None:
+    """torch raises RuntimeError for a normalized_shape other than weight's shape; the compiled call ValueError."""
+    fn, native = python("layer_norm_list_shape"), load_compiled(libraries["layer_norm_list_shape"])
+    args = (t32(2, 6), t32(6), t32(6), 5)
+    with pytest.raises(RuntimeError):
+        fn(*args)
+    with pytest.raises(ValueError, match="normalized_shape must equal the shape of weight"):
+        native(*args)
 
 
 PRELUDE = """\
@@ -115,7 +127,9 @@ REFUSED = [
      "opgen show"),
     ("a signature torch rejects", "def f(x: T32, w: T32, b: T32) -> T32:\n"
                                    "    return F.layer_norm(x, w, b, 1e-5)\n",
-     ["normalized_shape"], "opgen show"),
+     ["normalized_shape"], "(d,)"),
+    ("an int for normalized_shape", "def f(x: T32, w: T32, b: T32) -> T32:\n    return F.layer_norm(x, 4, w, b)\n",
+     ["takes a tuple or list of ints here, not a int (Python raises TypeError)"], "(d,)"),
     ("None where the default is not None", "def f(x: T32) -> T32:\n    return F.gelu(x, approximate=None)\n",
      ["None as an argument is supported only where the library's default is None"], "leave the argument out"),
 ]

@@ -48,10 +48,9 @@ def test_spec_defaults_are_the_librarys(spec, name, receiver) -> None:
     """A default the spec writes is the library's; one it leaves out the compiler fills from the library,
     so the gate must have drawn it (the value lies in the parameter's domain on every overload)."""
     native = list(dict.fromkeys(p.name for o in spec.overloads for p in o.sig.params))
-    spread = {k: v.spread for k, v in spec.python_params.items()}
     bad = []
     for sig in library_signatures(name):
-        pm = map_params(sig, native, receiver, spread)
+        pm = map_params(sig, native, receiver, spec.python_params)
         for lib_name, native_name in pm.native.items():
             lib = sig.param(lib_name)
             if lib.default in (EMPTY, NOVALUE, None) or type(lib.default) not in (int, float, bool, str) \
@@ -82,7 +81,7 @@ def test_every_native_parameter_is_reachable_from_python(spec, name, receiver) -
         if not sigs:
             continue  # x.reshape(*shape): the compiler takes the arguments in the native order
         for sig in sigs:
-            pm = map_params(sig, names, receiver, {k: v.spread for k, v in spec.python_params.items()})
+            pm = map_params(sig, names, receiver, spec.python_params)
             reached |= set(pm.native.values()) | {n for targets in pm.spread.values() for n in targets}
             if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.params):
                 reached |= set(names)  # ndarray.sum(**kwargs) passes keepdims on by name

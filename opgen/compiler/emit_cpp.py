@@ -511,6 +511,8 @@ class _Emitter:
             call = f"opgen::compiled::numel({arg})"
         elif name == "size_of":
             call = f"opgen::compiled::dim_size({arg}, {args[1]})"
+        elif name == "checked_shape":
+            call = f"opgen::compiled::checked_shape({arg}, {args[1]}, {args[2]})"
         elif name == "not":
             call = f"!{arg}"
         elif name == "bool":

@@ -468,9 +468,8 @@ class Propagator:
         native = list(dict.fromkeys(p.name for o in spec.overloads for p in o.sig.params))
         given = [receiver] if receiver is not None else []
         problems = []
-        spread = {k: v.spread for k, v in spec.python_params.items()}
         for sig in sigs:
-            pm = map_params(sig, native, receiver_param, spread)
+            pm = map_params(sig, native, receiver_param, spec.python_params)
             try:
                 bound = sig.as_inspect().bind(*given, *e.args, **e.kwargs).arguments
             except TypeError as exc:
@@ -481,7 +480,7 @@ class Propagator:
             problem = None
             for pname, value in bound.items():
                 p = sig.param(pname)
-                if pname in pm.spread:
+                if pname in pm.spread or pname in pm.shape_of:
                     continue  # below, once every argument is bound
                 if p.kind == p.kind.VAR_KEYWORD:  # ndarray.sum(..., **kwargs) passes keepdims on
                     extra = {k: v for k, v in value.items() if k not in native}
@@ -493,10 +492,10 @@ class Propagator:
                     if not (_is_none(value) and p.default is None):  # None where None is the default: omitted
                         named[pm.native[pname]] = value
                 elif not _is_default(value, p.default):
-                    shown = "the default" if p.default is not EMPTY else "no default"
                     problem = (f"{name}'s argument {pname} has no counterpart in the native kernel "
-                               f"({_spec_file(spec)} takes {', '.join(native)}); it can only be left at "
-                               f"{shown}{'' if p.default is EMPTY else f' ({p.default!r})'}")
+                               f"({_spec_file(spec)} takes {', '.join(native)}); "
+                               + (f"it can only be left at the default ({p.default!r})" if p.default is not EMPTY
+                                  else "no call passing it compiles"))
                 if problem:
                     break
             for pname, targets in pm.spread.items():
@@ -507,6 +506,16 @@ class Propagator:
                     problem = values
                 else:
                     named.update(zip(targets, values))
+            for pname, target in pm.shape_of.items():
+                value = bound.get(pname)
+                if problem or value is None or _is_none(value):
+                    continue
+                if target not in named:
+                    problem = f"{name} needs {target} here to check {pname} against (the native kernel takes it)"
+                    continue
+                # The tensor goes on through a check that the library argument is its shape.
+                message = ir.Const(e.line, f"{name}'s {pname} must equal the shape of {target}")
+                named[target] = ir.Builtin(e.line, "checked_shape", [named[target], value, message])
             if problem:
                 problems.append(problem)
                 continue
@@ -685,6 +694,14 @@ class Propagator:
             return self.min_max_of_arguments(e, assigned)
         if name in ("min", "max", "sum", "any", "all", "sorted", "list"):
             return self.consumer(e, assigned)
+        if name == "checked_shape":  # made by bind_library: (tensor, the library's shape argument, message)
+            t = self.expr(e.args[0], assigned)
+            shape = self.expr(e.args[1], assigned)
+            if shape != list_of(INT):  # an int too: torch's layer_norm raises TypeError for one
+                raise self.error(e, f"{e.args[2].value.split(' must equal')[0]} takes a tuple or list of ints here, not a "
+                                    f"{shape} (Python raises TypeError)", "write it as a tuple, e.g. (d,)")
+            self.expr(e.args[2], assigned)
+            return t
         arity = {"size_of": 2, "in": 2}.get(name, 1)
         if len(e.args) != arity or e.kwargs:
             raise self.error(e, f"{name}() takes {arity} positional argument{'s' if arity > 1 else ''} here")
@@ -707,7 +724,7 @@ class Propagator:
         if name in ("not", "bool"):
             if t != BOOL:
                 self.truthy(e, t)
-                e.args[0] = self.truth(e.args[0], t)
+                e.args[0] = self.truth(e.args[0])
             return BOOL
         if name == "in":
             return self.membership(e, t, assigned)
@@ -734,7 +751,9 @@ class Propagator:
                              "abs() takes an int or float; use np.abs for arrays")
         raise AssertionError(name)
 
-    def truth(self, e: ir.Expr, t: Type) -> ir.Expr:
+    @staticmethod
+    def truth(e: ir.Expr) -> ir.Expr:
+        """``e`` as Python's bool(e) (its type was checked by ``truthy``)."""
         wrapped = ir.Truth(e.line, e)
         wrapped.type = BOOL
         return wrapped
@@ -757,7 +776,6 @@ class Propagator:
                 raise self.error(e, f"`{needle} in {hay}` is always False in Python; it is refused as a likely bug",
                                  "test a value of the list's element type")
             e.args[0] = self.coerce(e.args[0], needle, want, "")
-            e.args[1] = e.args[1]
             return BOOL
         raise self.error(e, f"`in` over a {hay} is not supported by opgen compile", "test a list, str or dict")
 
@@ -794,7 +812,7 @@ class Propagator:
                 if r not in (BOOL, INT):
                     raise self.error(e, f"sorted()'s reverse is a {r}, not a bool")
                 if r != BOOL:
-                    e.kwargs["reverse"] = self.truth(reverse, r)
+                    e.kwargs["reverse"] = self.truth(reverse)
             if elem.kind != "scalar":
                 raise self.error(e, f"sorted() of {elem} values is not supported")
             return list_of(elem)
@@ -874,7 +892,7 @@ class Propagator:
         if t == BOOL:
             return e
         self.truthy(e, t)
-        return self.truth(e, t)
+        return self.truth(e)
 
     def coerce(self, e: ir.Expr, have: Type, want: Type, message: str, hint: str | None = None) -> ir.Expr:
         if have == want:

@@ -190,21 +190,29 @@ class ParamMap:
     native: dict[str, str]  # library parameter -> the native parameter it is
     library_only: tuple[LibraryParam, ...]  # parameters the native kernel has no counterpart for
     spread: dict[str, list[str]]  # library parameter -> the native ones it spreads over (spec python_params)
+    shape_of: dict[str, str]  # library parameter -> the native tensor whose shape it must be (spec python_params)
 
 
 def map_params(sig: LibrarySignature, native_names: list[str], receiver: str | None = None,
-               spread: dict[str, list[str]] | None = None) -> ParamMap:
+               python_params: dict[str, Any] | None = None) -> ParamMap:
     """Pair ``sig``'s parameters with the native ones: by name first; a method's ``self`` is the
     receiver (or the first native parameter); a library parameter that may be passed by position and
     whose name the native signature lacks is the next native parameter the library does not name
     (``torch.where(condition, input, other)`` onto ``(condition, x, y)``). Keyword-only parameters
-    pair by name only; what stays unpaired is the library's alone (``out``, ``dtype``, ``alpha``)."""
+    pair by name only; what stays unpaired is the library's alone (``out``, ``dtype``, ``alpha``). A
+    parameter the spec's ``python_params`` names is neither: it is spread over native parameters, or
+    checked against one's shape."""
+    given = {k: v for k, v in (python_params or {}).items() if sig.param(k) is not None}
+    spread = {k: list(v.spread) for k, v in given.items() if v.spread}
+    shape_of = {k: v.shape_of for k, v in given.items() if v.shape_of is not None}
+    spread_to = {n for targets in spread.values() for n in targets}
     lib_names = {p.name for p in sig.params}
-    unnamed = [n for n in native_names if n not in lib_names]  # native parameters only position reaches
+    # native parameters only position reaches
+    unnamed = [n for n in native_names if n not in lib_names and n not in spread_to]
     native: dict[str, str] = {}
     only: list[LibraryParam] = []
     for p in sig.params:
-        if p.kind in (p.kind.VAR_POSITIONAL, p.kind.VAR_KEYWORD) or p.name in spread:
+        if p.kind in (p.kind.VAR_POSITIONAL, p.kind.VAR_KEYWORD) or p.name in given:
             continue
         if p.name in native_names:
             native[p.name] = p.name
@@ -217,4 +225,4 @@ def map_params(sig: LibrarySignature, native_names: list[str], receiver: str | N
             native[p.name] = unnamed.pop(0)
         else:
             only.append(p)
-    return ParamMap(sig, native, tuple(only), spread)
+    return ParamMap(sig, native, tuple(only), spread, shape_of)

@@ -352,13 +352,28 @@ DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+"
 
 
 class PythonParam(Strict):
-    """A library parameter the native signature spreads over one or several of its own: torch's
-    int-or-tuple ``kernel_size`` of a 2-D pool is the native ``kernel_h, kernel_w``. A call passing an int gives it to
-    each; a tuple or list of that length gives one each; omitted (or None) it takes the value of the
-    parameter ``omitted`` names (torch's stride defaults to kernel_size), else the library's default."""
+    """A library parameter the native signature takes another way. Either
 
-    spread: list[str] = Field(min_length=1)
+    * ``spread``: over one or several native parameters: torch's int-or-tuple ``kernel_size`` of a 2-D
+      pool is the native ``kernel_h, kernel_w``. A call passing an int gives it to each; a tuple or list
+      of that length gives one each; omitted (or None) it takes the value of the parameter ``omitted``
+      names (torch's stride defaults to kernel_size), else the library's default; or
+    * ``shape_of``: implied by a native tensor parameter's shape (layer_norm's normalized_shape is
+      weight's): the argument is not passed on; the compiled call checks, when it runs, that it equals
+      that shape, raising ValueError where it does not."""
+
+    spread: list[str] = []
     omitted: str | None = None
+    shape_of: str | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "PythonParam":
+        if bool(self.spread) == (self.shape_of is not None):
+            raise ValueError("a python_params entry has either spread (a list of native parameters) or shape_of "
+                             "(a native tensor parameter)")
+        if self.omitted is not None and not self.spread:
+            raise ValueError("omitted goes with spread")
+        return self
 
 
 class Method(Strict):
@@ -424,9 +439,13 @@ class Spec(Strict):
     def _python_params(self) -> "Spec":
         for name, pp in self.python_params.items():
             for o in self.overloads:
-                if bad := [n for n in pp.spread if n not in [p.name for p in o.sig.params]]:
+                names = [p.name for p in o.sig.params]
+                if bad := [n for n in pp.spread if n not in names]:
                     raise ValueError(f"python_params.{name}.spread names {bad[0]!r}, which is not a parameter of "
                                      f"overload {o.name} ({o.sig})")
+                if pp.shape_of is not None and (pp.shape_of not in names or not o.sig.param(pp.shape_of).type.is_tensor):
+                    raise ValueError(f"python_params.{name}.shape_of names {pp.shape_of!r}, which is not a tensor "
+                                     f"parameter of overload {o.name} ({o.sig})")
             if pp.omitted is not None and pp.omitted not in self.python_params:
                 raise ValueError(f"python_params.{name}.omitted names {pp.omitted!r}; it must be another "
                                  f"python_params entry (have: {sorted(self.python_params)})")

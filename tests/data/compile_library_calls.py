@@ -80,3 +80,11 @@ def tril_default(x: T32) -> T32:
 
 def reshape_tuple(x: F32) -> F32:
     return x.reshape((2, -1))
+
+
+def layer_norm_torch_signature(x: T32, w: T32, b: T32) -> T32:
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def layer_norm_list_shape(x: T32, w: T32, b: T32, d: int) -> T32:
+    return F.layer_norm(x, [d], w, b, 1e-12)

@@ -181,6 +181,13 @@ class Array {
 // Output shapes, from the spec's shape rule (the shim checks them, so they must be exact).
 inline std::vector<int64_t> shape_same_as(const Array& a) { return a.shape(); }
 
+// A library argument the native kernel reads from a tensor's shape instead (layer_norm's
+// normalized_shape is weight's): checked, then the tensor goes on.
+inline Array checked_shape(const Array& a, const std::vector<int64_t>& shape, const std::string& message) {
+  if (a.shape() != shape) raise(ErrorKind::Value, message);
+  return a;
+}
+
 inline std::vector<int64_t> shape_reduce(const Array& a, int64_t axis) {
   std::vector<int64_t> s = a.shape();
   s.erase(s.begin() + shim::normalize_axis(axis, a.ndim()));
