@@ -62,7 +62,8 @@ UNSUPPORTED = [
     ("is None", "def f(a: int) -> bool:\n    return a is None\n", 1, "the `is` operator is not supported", "=="),
     ("mixed or", "def f(a: int, s: str) -> bool:\n    return bool(a or s)\n", 1,
      "`or` of int, str: Python gives back one of the operands", "compare explicitly"),
-    ("slice", "def f(xs: list[int]) -> list[int]:\n    return xs[1:]\n", 1, "slicing is not supported", "comprehension"),
+    ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
+     "integer-array or boolean-mask indexing) is not supported", "np.where"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",
      "return a list"),
     ("tuple value", "def f(x: int) -> int:\n    t = (x, x)\n    return x\n", 1, "a tuple value here is not supported",
@@ -94,8 +95,8 @@ UNSUPPORTED = [
     ("dtype-less array", "def f(x: np.ndarray) -> int:\n    return 1\n", 0, "np.ndarray does not say its dtype",
      "npt.NDArray[np.float32]"),
     ("undefined", "def f(x: int) -> int:\n    return y\n", 1, "name 'y' is not defined", "parameter"),
-    ("tensor index", "def f(x: npt.NDArray[np.float32]) -> float:\n    return x[0]\n", 1,
-     "indexing a tensor is not supported", "np.sum"),
+    ("tensor index as a float", "def f(x: npt.NDArray[np.float32]) -> float:\n    return x[0]\n", 1,
+     "f returns tensor[float32], but is annotated -> float", "change the annotation"),
 ]
 
 

@@ -391,8 +391,19 @@ class _Emitter:
                 self.out.add(f"{ctype} {t} = {base}.at({index});")
             elif e.base.type == STR:
                 self.out.add(f"{ctype} {t} = opgen::compiled::str_item({base}, {index});")
+            elif e.base.type.kind == "tensor":  # a view, as NumPy's x[i]
+                self.out.add(f"{ctype} {t} = {base}.subscript({{opgen::compiled::IndexPart{{0, {index}}}}});")
             else:
                 self.out.add(f"{ctype} {t} = opgen::compiled::item({base}, {index});")
+        elif isinstance(e, ir.Subscript):
+            base = self.value(e.base)
+            parts = [self.index_part(p) for p in e.parts]
+            t = self.temp()
+            if e.base.type.kind == "tensor":
+                self.out.add(f"{ctype} {t} = {base}.subscript({{{', '.join(parts)}}});  // a view")
+            else:
+                fn = "slice_str" if e.base.type == STR else "slice_list"
+                self.out.add(f"{ctype} {t} = opgen::compiled::{fn}({base}, {parts[0]});")
         elif isinstance(e, ir.PipelineEmbed):
             texts = self.value(e.texts)
             t = self.temp()
@@ -418,6 +429,17 @@ class _Emitter:
             raise AssertionError(type(e).__name__)
         return t
 
+
+    def index_part(self, p: ir.IndexPart) -> str:
+        part = "opgen::compiled::IndexPart"
+        if p.kind == "at":
+            return f"{part}{{0, {self.value(p.index)}}}"
+        if p.kind != "slice":
+            return f"{part}{{{2 if p.kind == 'ellipsis' else 3}}}"
+        bounds = [self.value(x) if x is not None else default
+                  for x, default in ((p.start, "0"), (p.stop, "0"), (p.step, "1"))]
+        given = ["true" if x is not None else "false" for x in (p.start, p.stop, p.step)]
+        return f"{part}{{1, {', '.join(bounds)}, {', '.join(given)}}}"
 
     def comprehension(self, e: ir.ListComp, each, stop: str | None = None) -> None:
         """The generators' nested loops around ``each(element)``; a filter that fails skips to the next

@@ -121,6 +121,35 @@ class Index(Expr):
 
 
 @dataclass(eq=False)
+class IndexPart:
+    """One part of a subscript: ``index`` (kind "at"), a slice's bounds (each None where Python's is),
+    ``...`` (kind "ellipsis") or None (kind "newaxis")."""
+
+    kind: str
+    index: Expr | None = None
+    start: Expr | None = None
+    stop: Expr | None = None
+    step: Expr | None = None
+
+    @property
+    def exprs(self) -> list[Expr]:
+        return [x for x in (self.index, self.start, self.stop, self.step) if x is not None]
+
+
+@dataclass(eq=False)
+class Subscript(Expr):
+    """``xs[1:]``, ``s[::-1]``, ``x[:, :k]``, ``q[0]`` of an array, ``m[..., None]``: slicing of lists and
+    strs, and NumPy's basic indexing of arrays (a view of the same memory)."""
+
+    base: Expr
+    parts: list[IndexPart]
+
+    @property
+    def children(self) -> list[Expr]:
+        return [self.base, *(x for p in self.parts for x in p.exprs)]
+
+
+@dataclass(eq=False)
 class IfExp(Expr):
     cond: Expr
     then: Expr

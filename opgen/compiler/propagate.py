@@ -268,6 +268,8 @@ class Propagator:
             return self.builtin(e, assigned)
         if isinstance(e, ir.Index):
             return self.index(e, assigned)
+        if isinstance(e, ir.Subscript):
+            return self.subscript(e, assigned)
         if isinstance(e, ir.IfExp):
             e.cond = self.condition(e.cond, assigned)
             a, b = self.expr(e.then, assigned), self.expr(e.orelse, assigned)
@@ -850,10 +852,47 @@ class Propagator:
                 raise self.error(e, f"a str is indexed with a {key}", "index it with an int")
             e.index = self.coerce(e.index, key, INT, "")
             return STR
-        if base.kind == "tensor":
-            raise self.error(e, "indexing a tensor is not supported by opgen compile",
-                             "use numpy functions on the whole array (np.sum(x, axis=...))")
+        if base.kind == "tensor":  # q[0]: a view of the first row, as NumPy and torch index
+            self.array_index(e, key, "an index")
+            e.index = self.coerce(e.index, key, INT, "")
+            return base
         raise self.error(e, f"indexing a {base} is not supported by opgen compile")
+
+    def array_index(self, e: ir.Expr, t: Type, what: str) -> None:
+        if t.kind == "tensor":
+            raise self.error(e, "indexing with an array (integer-array or boolean-mask indexing) is not supported by "
+                                "opgen compile", "gather with np.take or np.take_along_axis; select with np.where")
+        if t != INT:  # a bool indexes an array as a mask of one element in NumPy, not as 0 or 1
+            raise self.error(e, f"{what} of an array is a {t}", "use an int")
+
+    def subscript(self, e: ir.Subscript, assigned: set[str]) -> Type:
+        """Slices of lists and strs; NumPy's basic indexing of arrays (views: ints, slices, ``...``, None)."""
+        base = self.expr(e.base, assigned)
+        for p in e.parts:
+            for attr in ("index", "start", "stop", "step"):
+                x = getattr(p, attr)
+                if x is None:
+                    continue
+                t = self.expr(x, assigned)
+                what = "an index" if attr == "index" else f"a slice's {attr}"
+                if base.kind == "tensor":
+                    self.array_index(e, t, what)
+                elif t not in (INT, BOOL):
+                    raise self.error(e, f"{what} is a {t}", "use an int")
+                setattr(p, attr, self.coerce(x, t, INT, ""))
+        if base.kind == "list" or base == STR:
+            if len(e.parts) != 1 or e.parts[0].kind != "slice":
+                raise self.error(e, f"a {base} takes one index or one slice (Python raises TypeError for more)")
+            return base
+        if base.kind == "tensor":
+            for p in e.parts:
+                if p.kind == "slice" and p.step is not None and not (isinstance(p.step, ir.Const) and p.step.value > 0):
+                    raise self.error(e, "a slice step other than a positive constant is not supported for arrays: "
+                                        "NumPy reverses with a negative step where torch raises ValueError, and opgen "
+                                        "compile does not track which library an array is from",
+                                     "write a positive constant step")
+            return base
+        raise self.error(e, f"slicing a {base} is not supported by opgen compile", "slice a list, str or array")
 
     def list_literal(self, e: ir.ListLit, assigned: set[str]) -> Type:
         if not e.items:

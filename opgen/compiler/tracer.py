@@ -390,16 +390,27 @@ class Tracer:
         return self.constant(node, value)
 
     def subscript(self, e: ast.Subscript) -> ir.Expr:
-        if isinstance(e.slice, ast.Slice):
-            raise self.unsupported(e.slice)
-        if isinstance(e.slice, ast.Tuple):
-            raise self.error(e, "multi-dimensional indexing is not supported by opgen compile",
-                             "use numpy functions on whole arrays")
+        items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        if isinstance(e.slice, ast.Tuple) or any(isinstance(i, ast.Slice) or _is_const(i, None) or _is_const(i, ...)
+                                                 for i in items):
+            return ir.Subscript(e.lineno, self.expr(e.value), [self.index_part(i) for i in items])
         base = self.expr(e.value)
         index = self.expr(e.slice)
         if isinstance(base, ir.Table) and isinstance(index, ir.Const):
             return self.fold_lookup(e, base, index.value)
         return ir.Index(e.lineno, base, index)
+
+    def index_part(self, i: ast.expr) -> ir.IndexPart:
+        if isinstance(i, ast.Slice):
+            def bound(b: ast.expr | None) -> ir.Expr | None:
+                return None if b is None or _is_const(b, None) else self.expr(b)
+
+            return ir.IndexPart("slice", start=bound(i.lower), stop=bound(i.upper), step=bound(i.step))
+        if _is_const(i, None):
+            return ir.IndexPart("newaxis")
+        if _is_const(i, ...):
+            return ir.IndexPart("ellipsis")
+        return ir.IndexPart("at", index=self.expr(i))
 
     def fold_lookup(self, e: ast.Subscript, table: ir.Table, key: Any) -> ir.Expr:
         """A constant key into a module constant: looked up now, as Python would at run time."""
@@ -641,3 +652,7 @@ def _assigned_names(fn: ast.FunctionDef) -> set[str]:
     for stmt in fn.body:
         visit(stmt)
     return names
+
+
+def _is_const(e: ast.expr, value: Any) -> bool:
+    return isinstance(e, ast.Constant) and e.value is value

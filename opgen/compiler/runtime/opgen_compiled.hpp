@@ -68,6 +68,35 @@ inline void* kernel_symbol(const char* library, const char* symbol) {
 
 inline size_t item_size(opgen_dtype dt) { return static_cast<size_t>(dt.bits) / 8; }
 
+// One part of a subscript: an index, a slice (each bound optional, as Python's None), `...` or None.
+struct IndexPart {
+  enum Kind { At = 0, Slice = 1, Ellipsis = 2, NewAxis = 3 };
+  int kind;
+  int64_t start = 0, stop = 0, step = 1;
+  bool has_start = false, has_stop = false, has_step = false;
+};
+
+// Python's slice.indices(n): the first index and the count a slice selects of n elements.
+inline void slice_range(const IndexPart& p, int64_t n, int64_t& start, int64_t& step, int64_t& count) {
+  step = p.has_step ? p.step : 1;
+  if (step == 0) raise(ErrorKind::Value, "slice step cannot be zero");
+  const int64_t lower = step < 0 ? -1 : 0, upper = step < 0 ? n - 1 : n;
+  auto clamp = [&](bool has, int64_t v, int64_t missing) {
+    if (!has) return missing;
+    if (v < 0) {
+      v += n;
+      return v < lower ? lower : v;
+    }
+    return v > upper ? upper : v;
+  };
+  start = clamp(p.has_start, p.start, step < 0 ? upper : lower);
+  const int64_t stop = clamp(p.has_stop, p.stop, step < 0 ? lower : upper);
+  if (step > 0)
+    count = stop > start ? (stop - start - 1) / step + 1 : 0;
+  else
+    count = start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+}
+
 class Array {
  public:
   Array() = default;
@@ -120,6 +149,10 @@ class Array {
     t.byte_offset = 0;
     return t;
   }
+
+  // NumPy's basic indexing (x[1:3], q[0], a[:, ::2], m[..., None]) as a view of the same memory:
+  // parts are applied left to right, `...` stands for the dims no part names, None adds a dim of 1.
+  Array subscript(const std::vector<IndexPart>& parts) const;
 
   // Hand the result to the host: malloc'ed data and shape (freed with opgen_free), compact
   // strides. An owned, contiguous, unshared buffer is handed over without a copy.
@@ -177,6 +210,58 @@ class Array {
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;  // in elements; empty means compact row-major
 };
+
+inline Array Array::subscript(const std::vector<IndexPart>& parts) const {
+  const int nd = ndim();
+  int named = 0, ellipses = 0;
+  for (const IndexPart& p : parts) {
+    named += p.kind == IndexPart::At || p.kind == IndexPart::Slice;
+    ellipses += p.kind == IndexPart::Ellipsis;
+  }
+  if (ellipses > 1) raise(ErrorKind::Index, "an index can only have a single ellipsis ('...')");
+  if (named > nd)
+    raise(ErrorKind::Index, "too many indices for array: array is " + std::to_string(nd) + "-dimensional, but " +
+                                std::to_string(named) + " were indexed");
+  std::vector<int64_t> strides = strides_;
+  if (strides.empty()) {  // compact row-major, made explicit
+    strides.assign(shape_.size(), 1);
+    for (int d = nd - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape_[d + 1];
+  }
+  Array r;
+  r.owner_ = owner_;
+  r.dtype_ = dtype_;
+  int64_t offset = 0;
+  int d = 0;
+  auto keep = [&](int64_t size, int64_t stride) {
+    r.shape_.push_back(size);
+    r.strides_.push_back(stride);
+  };
+  for (const IndexPart& p : parts) {
+    if (p.kind == IndexPart::At) {
+      const int64_t n = shape_[d];
+      int64_t i = p.start;
+      if (i < -n || i >= n)
+        raise(ErrorKind::Index, "index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(d) +
+                                    " with size " + std::to_string(n));
+      offset += (i < 0 ? i + n : i) * strides[d];
+      ++d;
+    } else if (p.kind == IndexPart::Slice) {
+      int64_t start, step, count;
+      slice_range(p, shape_[d], start, step, count);
+      if (count > 0) offset += start * strides[d];
+      keep(count, step * strides[d]);
+      ++d;
+    } else if (p.kind == IndexPart::NewAxis) {
+      keep(1, 0);
+    } else {  // `...`: the dims no part names, as they are
+      for (int k = 0; k < nd - named; ++k, ++d) keep(shape_[d], strides[d]);
+    }
+  }
+  for (; d < nd; ++d) keep(shape_[d], strides[d]);
+  r.data_ = data_ + offset * static_cast<int64_t>(item_size(dtype_));
+  if (r.shape_.empty()) r.strides_.clear();  // 0-d: one element at data_
+  return r;
+}
 
 // Output shapes, from the spec's shape rule (the shim checks them, so they must be exact).
 inline std::vector<int64_t> shape_same_as(const Array& a) { return a.shape(); }
@@ -542,6 +627,22 @@ inline std::string str_item(const std::string& s, int64_t i) {
   const int64_t n = static_cast<int64_t>(points.size());
   if (i < -n || i >= n) raise(ErrorKind::Index, "string index out of range");
   return points[static_cast<size_t>(i < 0 ? i + n : i)];
+}
+
+// xs[a:b:c] of a list, s[a:b:c] of a str (by code points), as Python slices them.
+template <class T> std::vector<T> slice_list(const std::vector<T>& xs, const IndexPart& p) {
+  int64_t start, step, count;
+  slice_range(p, static_cast<int64_t>(xs.size()), start, step, count);
+  std::vector<T> r;
+  r.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) r.push_back(xs[static_cast<size_t>(start + k * step)]);
+  return r;
+}
+
+inline std::string slice_str(const std::string& s, const IndexPart& p) {
+  std::string r;
+  for (const std::string& c : slice_list(code_points(s), p)) r += c;
+  return r;
 }
 
 // Truthiness, as Python's bool(x) and `if x:` see it (nan is true).
