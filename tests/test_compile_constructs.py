@@ -44,6 +44,7 @@ CASES: dict[str, list[tuple]] = {
                    (np.array([0], np.int8), -129), (np.array([100], np.int8), 100)],
     "unpack_list": [([1, 2, 3],), ([1, 2],), ([1, 2, 3, 4],)],
     "is_int": [(True,), (False,)],
+    "none_checks": [(0, ""), (5, "a")],
 }
 
 

@@ -62,6 +62,7 @@ UNSUPPORTED = [
     ("is None", "def f(a: int) -> bool:\n    return a is None\n", 1, "the `is` operator is not supported", "=="),
     ("mixed or", "def f(a: int, s: str) -> bool:\n    return bool(a or s)\n", 1,
      "`or` of int, str: Python gives back one of the operands", "compare explicitly"),
+    ("is", "def f(a: int, b: int) -> bool:\n    return a is b\n", 1, "the `is` operator is not supported", "=="),
     ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
      "integer-array or boolean-mask indexing) is not supported", "np.where"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",

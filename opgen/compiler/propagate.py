@@ -692,6 +692,11 @@ class Propagator:
             e.name, e.args = "constant", [ir.Const(e.line, kind in names or (kind == "bool" and "int" in names))]
             e.args[0].type = BOOL
             return BOOL
+        if name == "is_none":  # never: no compiled value is None
+            self.expr(e.args[0], assigned)
+            e.name, e.args = "constant", [ir.Const(e.line, False)]
+            e.args[0].type = BOOL
+            return BOOL
         if name in ("min", "max") and len(e.args) > 1:
             return self.min_max_of_arguments(e, assigned)
         if name in ("min", "max", "sum", "any", "all", "sorted", "list"):

@@ -329,6 +329,12 @@ class Tracer:
             found = ir.Builtin(e.lineno, "in", [self.expr(left), self.expr(right)])
             return ir.Builtin(e.lineno, "not", [found]) if isinstance(op_node, ast.NotIn) else found
         op = COMPARE_OPS.get(type(op_node))
+        if op is None and (_is_const(right, None) or _is_const(left, None)) and not (
+                _is_const(right, None) and _is_const(left, None)):
+            # `mask is None`: a compiled value never is (the annotations admit no None), so the test folds
+            # once the value is typed, as isinstance does.
+            value = ir.Builtin(e.lineno, "is_none", [self.expr(left if _is_const(right, None) else right)])
+            return ir.Builtin(e.lineno, "not", [value]) if isinstance(op_node, ast.IsNot) else value
         if op is None:
             word = "is" if isinstance(op_node, ast.Is) else "is not"
             raise self.error(e, f"the `{word}` operator is not supported by opgen compile (compiled values are "

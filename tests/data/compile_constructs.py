@@ -87,3 +87,8 @@ def unpack_list(xs: list[int]) -> int:
 
 def is_int(flag: bool) -> bool:
     return isinstance(flag, int) and not isinstance(flag, str)
+
+
+def none_checks(x: int, s: str) -> list[bool]:
+    """`is None` folds: a compiled value never is None."""
+    return [x is None, x is not None, None is s, s is not None]
