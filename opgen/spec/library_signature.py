@@ -22,6 +22,10 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from opgen.references import resolve
+
 EMPTY = inspect.Parameter.empty
 
 # NumPy marks "not passed" defaults with its own sentinel (np._NoValue); for a caller these are
@@ -103,13 +107,9 @@ def _resolve(name: str) -> Any:
     ``ndarray.X`` / ``str.X`` / ``list.X`` / ``dict.X`` (unbound, so its receiver is ``self``)."""
     owner, _, attr = name.rpartition(".")
     if owner == "ndarray":
-        import numpy as np
-
         return getattr(np.ndarray, attr, None)
     if owner in ("str", "list", "dict"):
         return getattr({"str": str, "list": list, "dict": dict}[owner], attr, None)
-    from opgen.references import resolve
-
     try:
         return resolve(name)
     except LookupError:
@@ -118,7 +118,7 @@ def _resolve(name: str) -> Any:
 
 def _boolean_dispatch_target(fn: Any) -> Any:
     """torch's max_pool2d is ``(*args, **kwargs)`` choosing on return_indices; its plain form says the rest."""
-    import torch._jit_internal as jit
+    import torch._jit_internal as jit  # torch (seconds to import) only for a torch name
 
     dispatched = getattr(jit, "boolean_dispatched", {})
     try:
