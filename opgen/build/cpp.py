@@ -23,13 +23,13 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from filelock import FileLock
-
 from opgen.build import elf
+from opgen.build.claims import build_unclaimed
 from opgen.build.elf import CodeFacts
 from opgen.errors import OpgenError
 
@@ -259,29 +259,21 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
     started = time.monotonic()
     root = cache_root() / "build"
     root.mkdir(parents=True, exist_ok=True)
-    pending: list[BuildJob] = []
-    # One builder at a time per cache: two processes compiling the same key would write
-    # the same object files at once. Builds are short; the lock costs little.
-    with FileLock(str(root / ".build.lock"), timeout=1800):
-        for job in jobs:
+    by_key = {}
+    for job in jobs:
+        by_key.setdefault(job.key, job)  # an equal job builds once (ninja rejects two rules for one output)
+
+    def compile_keys(keys: list[str]) -> None:
+        pending = [by_key[k] for k in keys]
+        for job in pending:
             out_dir = root / job.key
-            if any(p.key == job.key for p in pending):
-                continue  # an equal job earlier in this call builds it (ninja rejects two rules for one output)
-            if not (out_dir / "lib.so").exists():
-                out_dir.mkdir(parents=True, exist_ok=True)
-                for name, text in job.sources.items():
-                    _write_if_changed(out_dir / name, text)
-                pending.append(job)
-        if pending:
-            ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
-            ninja_file.write_text(_ninja_text(pending, root))
-            try:
-                subprocess.run(
-                    [toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
-                    cwd=root, capture_output=True, text=True,
-                )
-            finally:
-                ninja_file.unlink(missing_ok=True)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in job.sources.items():
+                _write_if_changed(out_dir / name, text)
+        run_ninja(root, _ninja_text(pending, root), parallel)
+
+    # Each key is compiled by one process at a time (opgen.build.claims); other keys build beside it.
+    built_here = build_unclaimed(root, by_key, lambda key: (root / key / "lib.so").exists(), compile_keys)
     elapsed = time.monotonic() - started
     results = []
     for job in jobs:
@@ -292,10 +284,20 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
         )
         results.append(BuildResult(
             job=job, ok=lib.exists(), library=lib if lib.exists() else None,
-            diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job not in pending,
-            seconds=elapsed if job in pending else 0.0, flags=job.flags, directory=out_dir,
+            diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job.key not in built_here,
+            seconds=elapsed if job.key in built_here else 0.0, flags=job.flags, directory=out_dir,
         ))
     return results
+
+
+def run_ninja(root: Path, text: str, parallel: int | None = None) -> None:
+    """Run one ninja file in ``root``. Its build log goes to a directory of its own (``builddir``):
+    other processes run ninja in the same root at the same time, on other keys."""
+    with tempfile.TemporaryDirectory(dir=root, prefix=".ninja-") as own:
+        ninja_file = Path(own) / "build.ninja"
+        ninja_file.write_text(f"builddir = {own}\n" + text)
+        subprocess.run([toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j", str(parallel or os.cpu_count() or 2)],
+                       cwd=root, capture_output=True, text=True)
 
 
 def _ninja_text(jobs: list[BuildJob], root: Path) -> str:

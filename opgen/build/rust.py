@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from filelock import FileLock
 
-from opgen.build.cpp import RUNTIME, BuildResult, cache_root, toolchain as cxx_toolchain
+from opgen.build.claims import build_unclaimed
+from opgen.build.cpp import RUNTIME, BuildResult, cache_root, run_ninja, toolchain as cxx_toolchain
 from opgen.build import elf
 from opgen.errors import OpgenError
 
@@ -116,28 +116,24 @@ def build_rust(jobs: list[RustBuildJob], *, parallel: int | None = None) -> list
     started = time.monotonic()
     root = cache_root() / "build"
     root.mkdir(parents=True, exist_ok=True)
-    pending: list[RustBuildJob] = []
-    with FileLock(str(root / ".build.lock"), timeout=1800):  # the C++ builds' lock: one builder per cache
-        for job in jobs:
-            out_dir = root / job.key
-            if any(p.key == job.key for p in pending) or (out_dir / "lib.so").exists():
-                continue
+    by_key: dict[str, RustBuildJob] = {}
+    for job in jobs:
+        by_key.setdefault(job.key, job)
+
+    def compile_keys(keys: list[str]) -> None:
+        for key in keys:
+            out_dir = root / key
             out_dir.mkdir(parents=True, exist_ok=True)
             for old in out_dir.glob("*.log"):
                 old.unlink()
-            for name, text in job.sources.items():
+            for name, text in by_key[key].sources.items():
                 path = out_dir / name
                 if not path.exists() or path.read_text() != text:
                     path.write_text(text)
-            pending.append(job)
-        if pending:
-            ninja_file = root / f"build-rust-{os.getpid()}-{time.monotonic_ns()}.ninja"
-            ninja_file.write_text(_ninja_text(pending, root))
-            try:
-                subprocess.run([toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j",
-                                str(parallel or os.cpu_count() or 2)], cwd=root, capture_output=True, text=True)
-            finally:
-                ninja_file.unlink(missing_ok=True)
+        run_ninja(root, _ninja_text([by_key[k] for k in keys], root), parallel)
+
+    # The C++ builds' cache and key locks (opgen.build.claims): one builder per key, not per cache.
+    built_here = build_unclaimed(root, by_key, lambda key: (root / key / "lib.so").exists(), compile_keys)
     elapsed = time.monotonic() - started
     results = []
     for job in jobs:
@@ -145,7 +141,7 @@ def build_rust(jobs: list[RustBuildJob], *, parallel: int | None = None) -> list
         lib = out_dir / "lib.so"
         log = out_dir / "lib.so.log"
         diagnostics = log.read_text(errors="replace") if log.exists() else ""
-        built_now = any(p is job for p in pending)
+        built_now = job.key in built_here
         results.append(RustBuildResult(
             job=job, ok=lib.exists(), library=lib if lib.exists() else None,
             diagnostics=trim_diagnostics(diagnostics, out_dir), cached=not built_now,

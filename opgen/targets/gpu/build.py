@@ -29,15 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from opgen.build.cpp import RUNTIME, BuildJob, cache_root
+from opgen.build.claims import build_unclaimed, key_lock
+from opgen.build.cpp import RUNTIME, BuildJob, cache_root, run_ninja
 from opgen.spec.model import Overload, Spec
 from opgen.targets.gpu.device_abi import contract
 from opgen.targets.gpu.dialect import dialect
 from opgen.targets.gpu.host import launch_types, render_cuda_host, render_emulated_host, render_kernel_unit
 from opgen.targets.gpu.launch import parse_launch, render_geometry
-from opgen.build.cpp import toolchain
 from opgen.build.cpp import LINK_FLAGS, toolchain, trim_diagnostics
 
 GPU_RUNTIME = Path(__file__).parent / "runtime"
@@ -109,7 +107,7 @@ def build_racecheck(job: BuildJob, built: Any = None) -> RaceBuild:
     root.mkdir(parents=True, exist_ok=True)
     d = root / key
     flags = job.flags + RACECHECK_FLAGS
-    with FileLock(str(root / ".build.lock"), timeout=1800):  # its own lock: beside the g++ builds
+    with key_lock(root, key):  # one builder of this key at a time (opgen.build.claims); others build beside it
         lib = d / "lib.so"
         if lib.exists():
             return RaceBuild(key, True, lib, "", True, 0.0, flags)
@@ -206,32 +204,26 @@ def build_cuda(jobs: list[CudaBuildJob]) -> list[CudaBuildResult]:
     started = time.monotonic()
     root = cache_root() / "build-cuda"
     root.mkdir(parents=True, exist_ok=True)
-    pending: list[CudaBuildJob] = []
-    with FileLock(str(root / ".build.lock"), timeout=1800):  # its own lock: nvcc runs beside the g++ builds
-        for job in jobs:
-            d = root / job.key
-            if (d / "lib.so").exists() or any(p.key == job.key for p in pending):
-                continue
+    by_key: dict[str, CudaBuildJob] = {}
+    for job in jobs:
+        by_key.setdefault(job.key, job)
+
+    def compile_keys(keys: list[str]) -> None:
+        lines = ["rule nvcc",
+                 f"  command = cd $dir && {tool['nvcc']} $flags -I{RUNTIME} device_shim.cu -o lib.so.tmp "
+                 "> lib.so.log 2>&1 && mv lib.so.tmp lib.so || (rm -f lib.so.tmp; exit 1)",
+                 "  description = NVCC $dir"]
+        for key in keys:
+            job, d = by_key[key], root / key
             d.mkdir(parents=True, exist_ok=True)
             for name, text in job.sources.items():
                 (d / name).write_text(text)
-            pending.append(job)
-        if pending:
-            ninja_file = root / f"build-{os.getpid()}-{time.monotonic_ns()}.ninja"
-            lines = ["rule nvcc",
-                     f"  command = cd $dir && {tool['nvcc']} $flags -I{RUNTIME} device_shim.cu -o lib.so.tmp "
-                     "> lib.so.log 2>&1 && mv lib.so.tmp lib.so || (rm -f lib.so.tmp; exit 1)",
-                     "  description = NVCC $dir"]
-            for job in pending:
-                d = root / job.key
-                inputs = " ".join(str(d / n) for n in sorted(job.sources))
-                lines += [f"build {d / 'lib.so'}: nvcc {inputs}", f"  dir = {d}", f"  flags = {' '.join(job.flags)}"]
-            ninja_file.write_text("\n".join(lines) + "\n")
-            try:
-                subprocess.run([toolchain()["ninja"], "-f", str(ninja_file), "-k", "0", "-j",
-                                str(os.cpu_count() or 2)], cwd=root, capture_output=True, text=True)
-            finally:
-                ninja_file.unlink(missing_ok=True)
+            inputs = " ".join(str(d / n) for n in sorted(job.sources))
+            lines += [f"build {d / 'lib.so'}: nvcc {inputs}", f"  dir = {d}", f"  flags = {' '.join(job.flags)}"]
+        run_ninja(root, "\n".join(lines) + "\n")
+
+    # nvcc's own cache root, with a lock per key (opgen.build.claims): beside the g++ builds.
+    built_here = build_unclaimed(root, by_key, lambda key: (root / key / "lib.so").exists(), compile_keys)
     elapsed = time.monotonic() - started
     results = []
     for job in jobs:
@@ -240,7 +232,8 @@ def build_cuda(jobs: list[CudaBuildJob]) -> list[CudaBuildResult]:
         log = d / "lib.so.log"
         text = log.read_text(errors="replace") if log.exists() and not lib.exists() else ""
         results.append(CudaBuildResult(job, True, lib.exists(), lib if lib.exists() else None,
-                                       trim_nvcc(text, d), job not in pending, elapsed if job in pending else 0.0))
+                                       trim_nvcc(text, d), job.key not in built_here,
+                                       elapsed if job.key in built_here else 0.0))
     return results
 
 
