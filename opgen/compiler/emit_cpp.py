@@ -567,9 +567,15 @@ def _adapter(k: Kernel) -> list[str]:
     kernel_sha = e.data["files"]["kernel"]["sha256"][:16]
     lines = [f"// {k.spec.op} [{k.overload.name}] {sig}: {e.target}, variant {e.variant}, {where} "
              f"(kernel sha256 {kernel_sha}...)"]
-    params = ", ".join(f"{_param_type(p.type)} {p.name}" for p in sig.params)
+    flexible = _flexible_inputs(k.overload)
+    params = ", ".join(f"{_param_type(p.type)} {p.name}{'_given' if p.name in flexible else ''}" for p in sig.params)
     ret = sig.returns
     body, call = [], []
+    for name, flags in flexible.items():
+        body.append(f"bool opgen_lacks_{name} = false;  // NumPy's flexible dims: {k.overload.rule.gufunc} with "
+                    f"{', '.join(d + '?' for d in k.overload.rule.flexible)}")
+        body.append(f"const opgen::compiled::Array {name} = opgen::compiled::with_flexible_dims({name}_given, "
+                    f"{{{', '.join('true' if f else 'false' for f in flags)}}}, opgen_lacks_{name});")
     if k.separate_library:
         pointer = re.sub(r"^int32_t (\w+)\(", "int32_t (*)(", e.signature["c"])
         lines.append(f"// loaded on first use from kernels/{k.separate_library} beside this library")
@@ -600,6 +606,12 @@ def _adapter(k: Kernel) -> list[str]:
         body.append("opgen_tensor opgen_out = out.view();")
         call.append("&opgen_out")
         result = "return out;"
+        if flexible:  # the result without the flexible dims an operand lacked
+            rule = k.overload.rule
+            owner = {d: n for n, core in zip((p.name for p in sig.tensor_params), rule.inputs_core) for d in core
+                     if d in rule.flexible}
+            drop = ", ".join(f"opgen_lacks_{owner[d]}" if d in owner else "false" for d in rule.output_core)
+            result = f"return out.without_unit_dims({{{drop}}});"
     elif ret.kind == "list":
         body.append("opgen_list out{};")
         call.append("&out")
@@ -641,6 +653,15 @@ def _pipeline(model: str, linked) -> list[str]:
             f"      {_literal(model, STR)}.c_str(), {_literal(str(linked.model_dir), STR)}, config, {len(linked.config)});",
             "  return pipeline->embed(texts);",
             "}"]
+
+
+def _flexible_inputs(o: Overload) -> dict[str, list[bool]]:
+    """Tensor parameters with NumPy's flexible core dims (matmul's m? and n?): name -> a flag per core dim."""
+    rule = o.rule
+    if rule is None or rule.kind != "gufunc" or not rule.flexible:
+        return {}
+    return {p.name: [d in rule.flexible for d in core] for p, core in zip(o.sig.tensor_params, rule.inputs_core)
+            if any(d in rule.flexible for d in core)}
 
 
 def _shape_rule(o: Overload) -> str:

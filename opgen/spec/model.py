@@ -550,6 +550,10 @@ class Spec(Strict):
         # default must lie in the domain the gate draws from, so adding one leaves entries current.
         if any(p.has_default for p in overload.sig.params):
             blob["overload"]["signature"] = str(overload.sig.bare())
+        # Flexible gufunc dims ("m?") are the caller's to insert and remove: the kernel's shapes, and
+        # so the entry's evidence, are those of the rule without them.
+        if overload.rule is not None and overload.rule.flexible:
+            blob["overload"]["shape"] = overload.rule.gufunc
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 

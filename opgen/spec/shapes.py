@@ -75,6 +75,11 @@ class ShapeRule:
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
     indices: str | None = None  # take, take_along_axis: the int tensor param of the indices
+    # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
+    # without the "?" in ``gufunc`` and the cores: the kernel always sees them. A caller whose
+    # operand has fewer dims than its core inserts them as size-1 dims and drops them from the
+    # result (opgen.compiler's adapters do); a dim named here is flexible wherever it appears.
+    flexible: tuple[str, ...] = ()
 
     @property
     def pool_ndim(self) -> int:
@@ -459,8 +464,12 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
             raise ShapeRuleError(
                 f"shape {raw!r} is neither 'elementwise' nor a gufunc signature like '(m,k),(k,n)->(m,n)'"
             )
+        flexible = tuple(dict.fromkeys(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*\?", raw)))
+        bare = re.sub(r"\s*\?", "", raw)
+        m = _GUFUNC.match(bare)
         ins = tuple(_core(c) for c in re.findall(r"\([^()]*\)", m.group(1)))
         out = _core(m.group(2))
+        _check_flexible(raw, flexible, ins, out)
         if len(ins) != len(tensor_params):
             raise ShapeRuleError(
                 f"gufunc {raw!r} names {len(ins)} inputs but the signature has {len(tensor_params)} tensor parameters"
@@ -468,7 +477,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         known = {d for c in ins for d in c}
         if missing := [d for d in out if d not in known]:
             raise ShapeRuleError(f"output dims {missing} of {raw!r} appear in no input")
-        return ShapeRule("gufunc", gufunc=raw.strip(), inputs_core=ins, output_core=out)
+        return ShapeRule("gufunc", gufunc=bare.strip(), inputs_core=ins, output_core=out, flexible=flexible)
     if isinstance(raw, dict) and set(raw) == {"same_as"}:
         _need(raw["same_as"], tensor_params, "same_as", "tensor")
         return ShapeRule("same_as", source=raw["same_as"])
@@ -542,6 +551,26 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
     )
+
+
+def _check_flexible(raw: str, flexible: tuple[str, ...], ins: tuple[tuple[str, ...], ...], out: tuple[str, ...]) -> None:
+    """NumPy's rules for "?" dims: marked at every appearance, at the start or end of an input's
+    core beside a fixed dim, and each in one input only (that input's rank decides it)."""
+    if not flexible:
+        return
+    marked = re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\??)", raw)
+    for name in flexible:
+        if any(d == name and not q for d, q in marked):
+            raise ShapeRuleError(f"gufunc {raw!r}: {name} is flexible ({name}?) in one place, so mark it so everywhere")
+        holders = [core for core in ins if name in core]
+        if len(holders) != 1:
+            raise ShapeRuleError(f"gufunc {raw!r}: the flexible dim {name}? must belong to exactly one input")
+        core = holders[0]
+        if len(core) < 2 or name not in (core[0], core[-1]) or all(d in flexible for d in core):
+            raise ShapeRuleError(f"gufunc {raw!r}: a flexible dim stands first or last in an input's core, beside "
+                                 "a fixed one, as in matmul's (m?,k),(k,n?)->(m?,n?)")
+        if name not in out:
+            raise ShapeRuleError(f"gufunc {raw!r}: the flexible dim {name}? must appear in the output")
 
 
 def _core(text: str) -> tuple[str, ...]:

@@ -154,6 +154,19 @@ class Array {
   // parts are applied left to right, `...` stands for the dims no part names, None adds a dim of 1.
   Array subscript(const std::vector<IndexPart>& parts) const;
 
+  // The same memory without the size-1 dims marked in `drop` (flags for the last drop.size() dims):
+  // no copy, and a compact array stays compact (removing a dim of 1 changes no other stride).
+  Array without_unit_dims(const std::vector<bool>& drop) const {
+    Array r = *this;
+    const size_t first = shape_.size() - drop.size();
+    for (size_t i = drop.size(); i-- > 0;) {
+      if (!drop[i] || shape_[first + i] != 1) continue;
+      r.shape_.erase(r.shape_.begin() + static_cast<std::ptrdiff_t>(first + i));
+      if (!r.strides_.empty()) r.strides_.erase(r.strides_.begin() + static_cast<std::ptrdiff_t>(first + i));
+    }
+    return r;
+  }
+
   // Hand the result to the host: malloc'ed data and shape (freed with opgen_free), compact
   // strides. An owned, contiguous, unshared buffer is handed over without a copy.
   void release_into(opgen_tensor* out) {
@@ -423,6 +436,22 @@ inline std::vector<int64_t> shape_elementwise(std::initializer_list<const Array*
   std::vector<std::vector<int64_t>> shapes;
   for (const Array* a : inputs) shapes.push_back(a->shape());
   return shim::broadcast_shapes(shapes);
+}
+
+// NumPy's flexible core dims (matmul's (m?,k),(k,n?)->(m?,n?)): an operand with fewer dims than its
+// core lacks its flexible ones, which the kernel always sees, so they are inserted here as size-1
+// dims (`lacked` says so, for without_unit_dims on the result). `flexible`: one flag per core dim.
+inline Array with_flexible_dims(const Array& x, std::initializer_list<bool> flexible, bool& lacked) {
+  int fixed = 0;
+  for (bool f : flexible) fixed += !f;
+  lacked = x.ndim() < static_cast<int>(flexible.size());
+  if (!lacked) return x;
+  if (x.ndim() < fixed)
+    raise(ErrorKind::Value, "an input has fewer dims than its core dims (has " + std::to_string(x.ndim()) +
+                                ", needs at least " + std::to_string(fixed) + ")");
+  std::vector<IndexPart> parts{IndexPart{IndexPart::Ellipsis}};
+  for (bool f : flexible) parts.push_back(IndexPart{f ? IndexPart::NewAxis : IndexPart::Slice});
+  return x.subscript(parts);
 }
 
 struct Core {
