@@ -57,6 +57,21 @@ def compiled_rust(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: out / name for _, name in RUST_COLLECTION}
 
 
+def data_function(source: Path, name: str) -> Callable[..., Any]:
+    """A function of a tests/data file, the file run afresh (its own globals) for each lookup."""
+    namespace: dict[str, Any] = {}
+    exec(compile(source.read_text(), str(source), "exec", dont_inherit=True), namespace)  # noqa: S102
+    return namespace[name]
+
+
+def compile_data_functions(tmp_path_factory: pytest.TempPathFactory, source: Path, names: Any,
+                           label: str) -> dict[str, Path]:
+    """Every named function of a tests/data file compiled (one ninja run): name -> output directory."""
+    out = tmp_path_factory.mktemp(label)
+    compile_many(Project(CHECKOUT), [(source, name, out / name) for name in names])
+    return {name: out / name for name in names}
+
+
 def python_function(file: str, name: str) -> Callable[..., Any]:
     spec = importlib.util.spec_from_file_location(f"compile_examples_{Path(file).stem}", EXAMPLES / file)
     module = importlib.util.module_from_spec(spec)

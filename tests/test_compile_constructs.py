@@ -12,10 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from opgen.compiler import compile_many
 from opgen.host import load_compiled
-from opgen.project import Project
-from tests.compile_support import CHECKOUT, INT64, as_int64, assert_same, outcome
+from tests.compile_support import CHECKOUT, compile_data_functions, data_function, INT64, as_int64, assert_same, outcome
 
 SOURCE = CHECKOUT / "tests" / "data" / "compile_constructs.py"
 LO, HI = INT64
@@ -49,9 +47,7 @@ CASES: dict[str, list[tuple]] = {
 
 
 def python(name: str) -> Any:
-    namespace: dict[str, Any] = {}
-    exec(compile(SOURCE.read_text(), str(SOURCE), "exec", dont_inherit=True), namespace)  # noqa: S102
-    return namespace[name]
+    return data_function(SOURCE, name)
 
 
 def int64_held(value: Any) -> tuple[str, Any]:
@@ -60,9 +56,7 @@ def int64_held(value: Any) -> tuple[str, Any]:
 
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("constructs")
-    compile_many(Project(CHECKOUT), [(SOURCE, name, out / name) for name in CASES])
-    return {name: out / name for name in CASES}
+    return compile_data_functions(tmp_path_factory, SOURCE, CASES, "constructs")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from opgen.compiler import CompileError, compile_function, compile_many
+from opgen.compiler import CompileError, compile_function
 from opgen.host import load_compiled
 from opgen.project import Project
-from tests.compile_support import CHECKOUT, assert_same, outcome
+from tests.compile_support import CHECKOUT, compile_data_functions, data_function, assert_same, outcome
 
 SOURCE = CHECKOUT / "tests" / "data" / "compile_library_calls.py"
 RNG = np.random.default_rng(7)
@@ -56,16 +56,12 @@ CASES: dict[str, list[tuple]] = {
 
 
 def python(name: str) -> Any:
-    namespace: dict[str, Any] = {}
-    exec(compile(SOURCE.read_text(), str(SOURCE), "exec", dont_inherit=True), namespace)  # noqa: S102
-    return namespace[name]
+    return data_function(SOURCE, name)
 
 
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("library_calls")
-    compile_many(Project(CHECKOUT), [(SOURCE, name, out / name) for name in CASES])
-    return {name: out / name for name in CASES}
+    return compile_data_functions(tmp_path_factory, SOURCE, CASES, "library_calls")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import torch
 
-from opgen.compiler import CompileError, compile_function, compile_many
+from opgen.compiler import CompileError, compile_function
 from opgen.host import load_compiled
 from opgen.project import Project
-from tests.compile_support import CHECKOUT, assert_same, outcome
+from tests.compile_support import CHECKOUT, compile_data_functions, data_function, assert_same, outcome
 
 SOURCE = CHECKOUT / "tests" / "data" / "compile_slicing.py"
 BOUNDS = range(-7, 8)  # past both ends of the 5-element list and str below
@@ -44,16 +44,12 @@ CASES: dict[str, list[tuple]] = {
 
 
 def python(name: str) -> Any:
-    namespace: dict[str, Any] = {}
-    exec(compile(SOURCE.read_text(), str(SOURCE), "exec", dont_inherit=True), namespace)  # noqa: S102
-    return namespace[name]
+    return data_function(SOURCE, name)
 
 
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("slicing")
-    compile_many(Project(CHECKOUT), [(SOURCE, name, out / name) for name in CASES])
-    return {name: out / name for name in CASES}
+    return compile_data_functions(tmp_path_factory, SOURCE, CASES, "slicing")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
