@@ -54,9 +54,13 @@ UNSUPPORTED = [
     ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.nonzero()\n", 1,
      "the method x.nonzero() of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.nonzero "
      "or Tensor.nonzero", "methods: [{name: ndarray.nonzero}]"),
-    ("attribute", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.T\n", 1,
-     "the attribute x.T of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.T "
-     "or Tensor.T", "module function"),
+    ("attribute", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.real\n", 1,
+     "the attribute x.real of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.real "
+     "or Tensor.real", "module function"),
+    ("transpose of a list", "def f(xs: list[int]) -> list[int]:\n    return xs.transpose()\n", 1,
+     ".T of a list[int] is not supported by opgen compile", "view of an array"),
+    ("swapaxes float", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return np.swapaxes(x, 0.5, 1)\n", 1,
+     "swapping two axes takes int axes, not a float", "two int axes"),
     ("str method", "def f(s: str) -> str:\n    return s.lower()\n", 1,
      "the method s.lower() of a str is not supported by opgen compile: no spec declares str.lower", "str.lower"),
     ("mixed or", "def f(a: int, s: str) -> bool:\n    return bool(a or s)\n", 1,

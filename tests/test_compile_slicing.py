@@ -23,6 +23,7 @@ SOURCE = CHECKOUT / "tests" / "data" / "compile_slicing.py"
 BOUNDS = range(-7, 8)  # past both ends of the 5-element list and str below
 X = np.arange(30, dtype=np.float32).reshape(5, 6) - 7.5
 XI = np.arange(12, dtype=np.int64).reshape(3, 4)
+X3 = X.reshape(5, 2, 3)
 
 CASES: dict[str, list[tuple]] = {
     "list_slice": [([10, 11, 12, 13, 14], a, b, c) for a, b, c in itertools.product(BOUNDS, BOUNDS, (-3, -1, 0, 1, 2))]
@@ -40,7 +41,23 @@ CASES: dict[str, list[tuple]] = {
     "array_new_axis": [(X[0],)],
     "array_view_into_op": [(torch.from_numpy(X), k) for k in (0, 2, -1, 9)],
     "array_mixed": [(X.reshape(5, 2, 3), i) for i in (0, -1, 1)] + [(X, 0), (X, 6)],
+    "t_attr": [(X,), (X3,), (X[0],), (np.array(2.5, dtype=np.float32),), (X[::2, ::-1],)],
+    "mt_attr": [(X,), (X3,), (X[0],)],
+    "swap_np": [(X3, a, b) for a, b in ((0, 2), (-1, 0), (1, 1), (3, 0), (0, -4))] + [(np.array(2.5, dtype=np.float32), 0, 0)],
+    "swap_method": [(X3, 0, -1), (X, 1, 0), (X, 2, 0)],
+    "transpose_torch": [(torch.from_numpy(X3),), (torch.from_numpy(X),)],
+    "transpose_method_swap": [(torch.from_numpy(X3), a, b) for a, b in ((0, 2), (-2, -1), (1, 1))],
+    "transpose_method_reverse": [(X3,), (X,), (X[0],)],
+    "transpose_method_axes": [(X3,), (X,)],
+    "permute_varargs": [(torch.from_numpy(X3),)],
+    "permute_torch": [(torch.from_numpy(X3), d) for d in ([2, 0, 1], [-1, 0, 1], [0, 1, 2])],
+    "scores": [(torch.from_numpy(X3), torch.from_numpy(np.linspace(-1, 1, 60, dtype=np.float32).reshape(5, 4, 3))),
+               (torch.from_numpy(X3), torch.from_numpy(X3))],
+    "transposed_into_op": [(X,), (X3,)],
 }
+ROUNDED = {"array_view_into_op": 1e-6, "transposed_into_op": 1e-6, "scores": 1e-5}
+# permute_torch's refusals are torch's RuntimeError, which compiled code raises as ValueError (NumPy's)
+REFUSED_AS = {"permute_torch": [(torch.from_numpy(X3), d) for d in ([0, 1], [0, 0, 1], [0, 1, 5])]}
 
 
 def python(name: str) -> Any:
@@ -59,9 +76,18 @@ def test_slicing_matches_python(name: str, libraries: dict[str, Path]) -> None:
         want = outcome(fn, list(args))
         if want[0] == "ok" and isinstance(want[1], np.generic):  # x[i, j]: NumPy's scalar, a 0-d array compiled
             want = ("ok", np.asarray(want[1]))
-        # exp is admitted within its spec's tolerance; everything else is data movement, exact
-        assert_same(want, outcome(native, list(args)), rtol=1e-6 if name == "array_view_into_op" else 0.0,
+        # exp and matmul are admitted within their specs' tolerances; everything else is data movement, exact
+        assert_same(want, outcome(native, list(args)), rtol=ROUNDED.get(name, 0.0), atol=ROUNDED.get(name, 0.0),
                     context=f"{name}{tuple(getattr(a, 'shape', a) for a in args)}")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_AS))
+def test_a_permutation_torch_refuses_raises(name: str, libraries: dict[str, Path]) -> None:
+    fn, native = python(name), load_compiled(libraries[name])
+    for args in REFUSED_AS[name]:
+        assert outcome(fn, list(args))[0] == "error"
+        got = outcome(native, list(args))
+        assert got[0] == "error" and isinstance(got[1], (ValueError, IndexError)), (name, args, got)
 
 
 def test_a_view_is_of_the_callers_memory_and_results_are_copies(libraries: dict[str, Path]) -> None:

@@ -483,6 +483,13 @@ class _Emitter:
         name = e.name
         if name == "constant":
             return _literal(e.args[0].value, BOOL)
+        if name == "axes_view":  # .T, .mT, swapaxes, transpose, permute: a view of the same memory
+            how = e.args[0].value
+            values = [self.value(a) for a in e.args[1:]]
+            fn = {"T": "reverse_axes", "mT": "matrix_transpose", "swap": "swap_axes", "swap_strict": "swap_axes",
+                  "permute": "permute_axes"}[how]
+            extra = {"swap": ["true"], "swap_strict": ["false"]}.get(how, [])
+            return f"opgen::compiled::{fn}({', '.join(values + extra)})"
         if name in ("any", "all") and isinstance(e.args[0], ir.ListComp) and e.args[0].lazy:
             # any(x > 0 for x in xs) stops at the first true one, as Python's generator does.
             t = self.temp()

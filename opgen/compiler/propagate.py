@@ -679,6 +679,27 @@ class Propagator:
             e.kwargs = {method.receiver: e.receiver, **e.kwargs}
         return self.op(e, assigned)
 
+    def axes_view(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        """.T, .mT, swapaxes, transpose and permute of an array: a view, of the array's type."""
+        how = e.args[0].value
+        self.expr(e.args[0], assigned)
+        t = self.expr(e.args[1], assigned)
+        what = {"T": ".T", "mT": ".mT", "permute": "a permutation of the axes"}.get(how, "swapping two axes")
+        if t.kind != "tensor":
+            raise self.error(e, f"{what} of a {t} is not supported by opgen compile", "it is a view of an array or tensor")
+        for i in range(2, len(e.args)):
+            a = self.expr(e.args[i], assigned)
+            if how == "permute" and a in (INT, BOOL):  # x.transpose(0) of a 1-D array: the axes (0,)
+                e.args[i] = ir.ListLit(e.line, [self.coerce(e.args[i], a, INT, "")])
+                a = self.expr(e.args[i], assigned)
+            if how == "permute" and a != list_of(INT):
+                raise self.error(e, f"{what} takes ints or a tuple of ints, not a {a}", "pass the axes as ints, e.g. (2, 0, 1)")
+            if how != "permute":
+                if a not in (INT, BOOL):
+                    raise self.error(e, f"{what} takes int axes, not a {a}", "pass two int axes, e.g. (-2, -1)")
+                e.args[i] = self.coerce(e.args[i], a, INT, "")
+        return t
+
     def builtin(self, e: ir.Builtin, assigned: set[str]) -> Type:
         name = e.name
         if name == "isinstance":
@@ -709,6 +730,8 @@ class Propagator:
                                     f"{shape} (Python raises TypeError)", "write it as a tuple, e.g. (d,)")
             self.expr(e.args[2], assigned)
             return t
+        if name == "axes_view":
+            return self.axes_view(e, assigned)
         arity = {"size_of": 2, "in": 2}.get(name, 1)
         if len(e.args) != arity or e.kwargs:
             raise self.error(e, f"{name}() takes {arity} positional argument{'s' if arity > 1 else ''} here")

@@ -46,6 +46,19 @@ ITERATORS = {"range", "enumerate", "zip", "reversed"}
 CONSUMERS = {"min", "max", "sum", "any", "all", "sorted", "list"}
 INT64 = (-(2**63), 2**63 - 1)
 
+# Transposes are views in NumPy and torch, and so they are here (no kernel, no copy; the kernels
+# that read them take any strides): module function -> (how, its axis parameters in order).
+# "swap": torch's, which takes a 0-d tensor as 1-d; "swap_strict": NumPy's, which refuses it.
+VIEW_FUNCTIONS = {
+    "numpy.swapaxes": ("swap_strict", ("axis1", "axis2")),
+    "torch.swapaxes": ("swap", ("axis0", "axis1")),
+    "torch.transpose": ("swap", ("dim0", "dim1")),
+    "torch.permute": ("permute", ("dims",)),
+    "numpy.permute_dims": ("permute", ("axes",)),
+    "numpy.matrix_transpose": ("mT", ()),
+}
+VIEW_METHODS = {"swapaxes", "transpose", "permute"}
+
 # Constants of the numeric modules, used as values (``np.pi * x``): Python floats, as NumPy and
 # torch define them (torch.pi is math.pi).
 MODULE_CONSTANTS = {
@@ -352,6 +365,8 @@ class Tracer:
                                                             _DTYPE_NAMES else ""))
         if e.attr in ("shape", "ndim", "size"):  # of a tensor: no op, the compiler reads the array's header
             return ir.Builtin(e.lineno, e.attr, [self.expr(e.value)])
+        if e.attr in ("T", "mT"):  # of a tensor: a view (NumPy's and torch's alike)
+            return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, e.attr), self.expr(e.value)])
         # x.T: an attribute some spec may declare (methods: [{name: ndarray.T, attribute: true}])
         return ir.MethodCall(e.lineno, "", [], {}, ast.unparse(e), method=e.attr, receiver=self.expr(e.value),
                              attribute=True)
@@ -491,6 +506,8 @@ class Tracer:
                     return ir.Builtin(e.lineno, "ndim", [self.expr(func.value)])
                 if func.attr == "size" and len(args) <= 1 and not kwargs:  # torch's x.size(d)
                     return ir.Builtin(e.lineno, "size_of" if args else "shape", [self.expr(func.value), *args])
+                if func.attr in VIEW_METHODS:
+                    return self.axes_view_method(e, func.attr, self.expr(func.value), args, kwargs)
                 # x.sum(axis=0): which op depends on x's type (propagation)
                 return ir.MethodCall(e.lineno, "", args, kwargs, ast.unparse(e), method=func.attr,
                                      receiver=self.expr(func.value))
@@ -498,7 +515,51 @@ class Tracer:
                              "call a function of an imported module (numpy, torch, operator)")
         if op == pipeline_intrinsic.INTRINSIC:
             return self.pipeline_embed(e, args, kwargs)
+        if op in VIEW_FUNCTIONS:
+            return self.axes_view_function(e, op, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def axes_view_function(self, e: ast.Call, op: str, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
+        """np.swapaxes(x, 0, 1), torch.transpose(x, -2, -1), torch.permute(x, (0, 2, 1)), ...: views."""
+        how, names = VIEW_FUNCTIONS[op]
+        first = "a" if op.startswith("numpy.") else "input"
+        params = (first, *names)
+        bound = dict(zip(params, args))
+        if len(args) > len(params):
+            raise self.error(e, f"{op}() takes {len(params)} arguments ({', '.join(params)}), not {len(args)}",
+                             f"call it as {op}({', '.join(params)})")
+        for k, v in kwargs.items():
+            if k not in params or k in bound:
+                raise self.error(e, f"{op}() got an unexpected or repeated argument {k}=", f"its parameters: {', '.join(params)}")
+            bound[k] = v
+        if missing := [n for n in params if n not in bound]:
+            raise self.error(e, f"{op}() is missing {', '.join(missing)}", f"call it as {op}({', '.join(params)})")
+        return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, how), *(bound[n] for n in params)])
+
+    def axes_view_method(self, e: ast.Call, method: str, receiver: ir.Expr, args: list[ir.Expr],
+                         kwargs: dict[str, ir.Expr]) -> ir.Expr:
+        """x.swapaxes(a, b), x.permute(2, 0, 1), x.transpose(...): views of the receiver.
+
+        x.transpose means two things: NumPy's permutes all axes (x.transpose(), x.transpose(1, 0),
+        x.transpose((2, 0, 1))), torch's swaps two (k.transpose(-2, -1)). Two ints are torch's swap;
+        where NumPy accepts two (a 2-D array) its permutation is that same swap. No ints reverse the
+        axes (NumPy's; torch's needs two), any other count or one tuple is NumPy's permutation."""
+        keywords = {"swapaxes": ("axis0", "axis1"), "transpose": ("dim0", "dim1"), "permute": ("dims",)}[method]
+        if kwargs:
+            if set(kwargs) != set(keywords) or args:
+                raise self.error(e, f"{method}() with {', '.join(k + '=' for k in kwargs)} is not supported by "
+                                    "opgen compile", "pass the axes positionally")
+            args = [kwargs[k] for k in keywords]
+        if method == "swapaxes":
+            if len(args) != 2:
+                raise self.error(e, f"swapaxes() takes two axes, not {len(args)}", "write x.swapaxes(a, b)")
+            return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, "swap"), receiver, *args])
+        if method == "transpose" and not args:
+            return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, "T"), receiver])
+        if method == "transpose" and len(args) == 2 and not any(isinstance(a, ir.ListLit) for a in args):
+            return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, "swap"), receiver, *args])
+        axes = args[0] if len(args) == 1 else ir.ListLit(e.lineno, args)
+        return ir.Builtin(e.lineno, "axes_view", [ir.Const(e.lineno, "permute"), receiver, axes])
 
     def builtin(self, e: ast.Call, name: str) -> ir.Expr:
         if name == "isinstance":

@@ -64,3 +64,52 @@ def array_view_into_op(x: T32, k: int) -> T32:
 
 def array_mixed(x: F32, i: int) -> F32:
     return x[None, ..., i, 1:]
+
+
+# Transposes: views, as NumPy and torch make them (tests/test_compile_slicing.py).
+def t_attr(x: F32) -> F32:
+    return x.T
+
+
+def mt_attr(x: F32) -> F32:
+    return x.mT
+
+
+def swap_np(x: F32, a: int, b: int) -> F32:
+    return np.swapaxes(x, a, b)
+
+
+def swap_method(x: F32, a: int, b: int) -> F32:
+    return x.swapaxes(a, b)
+
+
+def transpose_torch(k: T32) -> T32:
+    return torch.transpose(k, -2, -1)
+
+
+def transpose_method_swap(k: T32, a: int, b: int) -> T32:
+    return k.transpose(a, b)
+
+
+def transpose_method_reverse(x: F32) -> F32:
+    return x.transpose()
+
+
+def transpose_method_axes(x: F32) -> F32:
+    return x.transpose((2, 0, 1))
+
+
+def permute_varargs(x: T32) -> T32:
+    return x.permute(2, 0, 1)
+
+
+def permute_torch(x: T32, d: list[int]) -> T32:
+    return torch.permute(x, d)
+
+
+def scores(q: T32, k: T32) -> T32:
+    return q @ k.transpose(-2, -1)
+
+
+def transposed_into_op(x: F32) -> F32:
+    return np.exp(x.T[1:])

@@ -154,6 +154,24 @@ class Array {
   // parts are applied left to right, `...` stands for the dims no part names, None adds a dim of 1.
   Array subscript(const std::vector<IndexPart>& parts) const;
 
+  // The same memory with the dims in another order: dim i of the result is dim order[i] of this
+  // (order a permutation of 0..ndim-1, checked by the callers below).
+  Array permuted(const std::vector<int64_t>& order) const {
+    std::vector<int64_t> strides = strides_;
+    if (strides.empty()) {  // compact row-major, made explicit
+      strides.assign(shape_.size(), 1);
+      for (int d = ndim() - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape_[d + 1];
+    }
+    Array r = *this;
+    r.strides_.assign(order.size(), 0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      r.shape_[i] = shape_[static_cast<size_t>(order[i])];
+      r.strides_[i] = strides[static_cast<size_t>(order[i])];
+    }
+    if (r.shape_.empty()) r.strides_.clear();
+    return r;
+  }
+
   // The same memory without the size-1 dims marked in `drop` (flags for the last drop.size() dims):
   // no copy, and a compact array stays compact (removing a dim of 1 changes no other stride).
   Array without_unit_dims(const std::vector<bool>& drop) const {
@@ -436,6 +454,53 @@ inline std::vector<int64_t> shape_elementwise(std::initializer_list<const Array*
   std::vector<std::vector<int64_t>> shapes;
   for (const Array* a : inputs) shapes.push_back(a->shape());
   return shim::broadcast_shapes(shapes);
+}
+
+// Transposes (x.T, x.mT, swapaxes, torch.transpose, permute): views, as NumPy and torch make them.
+inline int64_t view_axis(int64_t axis, int64_t nd) {
+  if (axis < -nd || axis >= nd)
+    raise(ErrorKind::Index, "axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
+                                std::to_string(nd));
+  return axis < 0 ? axis + nd : axis;
+}
+
+inline Array reverse_axes(const Array& x) {
+  std::vector<int64_t> order(static_cast<size_t>(x.ndim()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(order.size() - 1 - i);
+  return x.permuted(order);
+}
+
+// scalar_ok: torch's transpose takes a 0-d tensor as one dim (dims 0 and -1 leave it as it is);
+// NumPy's swapaxes refuses it.
+inline Array swap_axes(const Array& x, int64_t a, int64_t b, bool scalar_ok) {
+  if (x.ndim() == 0 && scalar_ok) {
+    view_axis(a, 1);
+    view_axis(b, 1);
+    return x;
+  }
+  std::vector<int64_t> order(static_cast<size_t>(x.ndim()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::swap(order[static_cast<size_t>(view_axis(a, x.ndim()))], order[static_cast<size_t>(view_axis(b, x.ndim()))]);
+  return x.permuted(order);
+}
+
+inline Array matrix_transpose(const Array& x) {
+  if (x.ndim() < 2) raise(ErrorKind::Value, "matrix transpose with ndim < 2 is undefined");
+  return swap_axes(x, -2, -1, false);
+}
+
+inline Array permute_axes(const Array& x, const std::vector<int64_t>& axes) {
+  const int64_t nd = x.ndim();
+  if (static_cast<int64_t>(axes.size()) != nd) raise(ErrorKind::Value, "axes don't match array");
+  std::vector<int64_t> order;
+  std::vector<bool> seen(static_cast<size_t>(nd), false);
+  for (int64_t a : axes) {
+    const int64_t k = view_axis(a, nd);
+    if (seen[static_cast<size_t>(k)]) raise(ErrorKind::Value, "repeated axis in transpose");
+    seen[static_cast<size_t>(k)] = true;
+    order.push_back(k);
+  }
+  return x.permuted(order);
 }
 
 // NumPy's flexible core dims (matmul's (m?,k),(k,n?)->(m?,n?)): an operand with fewer dims than its
