@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import json
+import math
 import weakref
 from pathlib import Path
 from typing import Any
@@ -79,11 +80,13 @@ class CompiledFunction:
         return f"<compiled {self.__name__}{self.__signature__} from {self.library_path}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.__signature__.bind(*args, **kwargs)
-        bound.apply_defaults()
+        if kwargs or len(args) != len(self.params):  # keywords, defaults, or a wrong count (Python's TypeError)
+            bound = self.__signature__.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
         keep: list = []
         cargs: list = []
-        for (name, t, flavor), value in zip(self.params, bound.arguments.values()):
+        for (name, t, flavor), value in zip(self.params, args):
             cargs += _marshal(name, t, flavor, value, keep)
         holder = _holder(self.returns)
         err = ErrorInfo()
@@ -103,7 +106,7 @@ class CompiledFunction:
         shape = tuple(t.shape[d] for d in range(t.ndim))
         self._free(ctypes.cast(t.shape, ctypes.c_void_p))
         dt = dtype_of_code(t.dtype.code, t.dtype.bits).np
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)  # np.prod costs microseconds a call
         if count == 0:
             self._free(t.data)
             arr = np.empty(shape, dtype=dt)

@@ -64,10 +64,12 @@ def tensor_view(arr: np.ndarray, dt: DType, keep: list) -> TensorView:
     if arr.dtype != dt.np:
         raise TypeError(f"expected a {dt.name} array, got {arr.dtype}")
     item = arr.itemsize
-    if any(s % item for s in arr.strides):
+    byte_strides = arr.strides
+    if any(s % item for s in byte_strides):
         raise ValueError("array strides are not a multiple of its item size")
-    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-    strides = (ctypes.c_int64 * max(arr.ndim, 1))(*(s // item for s in arr.strides))
+    dims = ctypes.c_int64 * max(arr.ndim, 1)
+    shape = dims(*arr.shape)
+    strides = dims(*(s // item for s in byte_strides))
     keep += [shape, strides, arr]
     data = arr.__array_interface__["data"][0]
     return TensorView(data, Device(1, 0), arr.ndim, DataType(dt.dl_code, dt.bits, 1), shape, strides, 0)
