@@ -106,7 +106,7 @@ def finite(lo: float = -1e6, hi: float = 1e6) -> st.SearchStrategy:
 def attention_inputs(draw) -> tuple:
     b, m, n, d = (draw(st.integers(1, 4)) for _ in range(4))
     f = lambda shape: torch.from_numpy(draw(hnp.arrays(np.float32, shape, elements=st.floats(-3, 3, width=32))))
-    return f((b, m, d)), f((b, d, n))
+    return f((b, m, d)), f((b, n, d))
 
 
 @dataclass

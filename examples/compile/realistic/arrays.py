@@ -18,11 +18,11 @@ def gelu_tanh(x: F32) -> F32:
     return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x * x * x)))
 
 
-def scaled_scores(q: T32, kt: T32) -> T32:
+def scaled_scores(q: T32, k: T32) -> T32:
     """Attention scores scaled by 1/sqrt(d), d read from the shape, then softmax over the last dim
-    (the keys come transposed, (..., d, n): Tensor.transpose is not in the library yet)."""
+    (the keys' last two dims swapped as a view)."""
     d = q.shape[-1]
-    return F.softmax((q @ kt) * (1.0 / float(d) ** 0.5), dim=-1)
+    return F.softmax((q @ k.transpose(-2, -1)) * (1.0 / float(d) ** 0.5), dim=-1)
 
 
 def circle_areas(r: F32) -> F32:
