@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from opgen.compiler import types as ctypes_model
-from opgen.compiler.types import DictType, Type
+from opgen.compiler.entry_abi import result_slots
+from opgen.compiler.types import DictType, TupleType, Type
 from opgen.spec.dtypes import dtype_of_code
 from opgen.errors import OpgenError
 from opgen.verify.ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
@@ -64,10 +65,11 @@ class CompiledFunction:
         self.params = [(p["name"], ctypes_model.parse(p["type"]), p.get("flavor")) for p in m["params"]]
         self.returns = ctypes_model.parse(m["returns"]["type"])
         self.return_flavor = m["returns"].get("flavor")
+        self.slots = [t for _, t in result_slots(self.returns)]  # the out-parameters, in order
         self.fn = getattr(self.lib, m["symbol"])
         self.fn.restype = ctypes.c_int32
-        self.fn.argtypes = [a for _, t, _ in self.params for a in _argtypes(t)] + [_out_type(self.returns),
-                                                                                  ctypes.POINTER(ErrorInfo)]
+        self.fn.argtypes = [a for _, t, _ in self.params for a in _argtypes(t)] + \
+            [_out_type(t) for t in self.slots] + [ctypes.POINTER(ErrorInfo)]
         self._free = self.lib.opgen_free
         self._free.argtypes = [ctypes.c_void_p]
         self._free.restype = None
@@ -88,16 +90,22 @@ class CompiledFunction:
         cargs: list = []
         for (name, t, flavor), value in zip(self.params, args):
             cargs += _marshal(name, t, flavor, value, keep)
-        holder = _holder(self.returns)
         err = ErrorInfo()
-        status = self.fn(*cargs, ctypes.byref(holder), ctypes.byref(err))
+        if len(self.slots) == 1:
+            holder = _holder(self.returns)
+            status = self.fn(*cargs, ctypes.byref(holder), ctypes.byref(err))
+        else:  # a dict or a tuple: several out-parameters (entry_abi.result_slots)
+            holders = [_holder(t) for t in self.slots]
+            status = self.fn(*cargs, *map(ctypes.byref, holders), ctypes.byref(err))
         if status != 0:
             message = err.message.decode("utf-8", "replace")
             raise PY_ERRORS.get(status, KernelError)(message or f"{self.__name__} failed with status {status}")
-        return self._result(holder)
+        if len(self.slots) == 1:
+            return self._result(self.returns, holder)
+        values = iter([self._result(t, h) for t, h in zip(self.slots, holders)])
+        return _assemble(self.returns, values)
 
-    def _result(self, holder: Any) -> Any:
-        r = self.returns
+    def _result(self, r: Type, holder: Any) -> Any:
         if r.kind == "tensor":
             return self._tensor(holder)
         return read_result(r, holder, self._free)
@@ -121,6 +129,17 @@ class CompiledFunction:
 
             return torch.from_numpy(arr)
         return arr
+
+
+def _assemble(t: Type, values) -> Any:
+    """The Python value of a result read slot by slot: a dict from its keys and values, a tuple of
+    its items."""
+    if isinstance(t, TupleType):
+        return tuple(_assemble(item, values) for item in t.items)
+    if isinstance(t, DictType):
+        keys = next(values)
+        return dict(zip(keys, next(values)))
+    return next(values)
 
 
 def _argtypes(t: Type) -> list:

@@ -132,6 +132,10 @@ def plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, list):
         return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
     if type(value).__module__ == "torch":
         return value.numpy()
     if isinstance(value, (np.ndarray, np.generic)):
@@ -158,10 +162,15 @@ def _same_value(want: Any, have: Any, rtol: float, atol: float, context: str) ->
             f"{context}: want {want.dtype}{want.shape}, got {have.dtype}{have.shape}"
         np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=context)
         return
-    if isinstance(want, list):
-        assert isinstance(have, list) and len(have) == len(want), f"{context}: want {want!r}, got {have!r}"
+    if isinstance(want, (list, tuple)):
+        assert type(have) is type(want) and len(have) == len(want), f"{context}: want {want!r}, got {have!r}"
         for w, h in zip(want, have):
             _same_value(w, h, rtol, atol, context)
+        return
+    if isinstance(want, dict):  # the same keys in the same (insertion) order, and the same values
+        assert isinstance(have, dict) and list(have) == list(want), f"{context}: want {want!r}, got {have!r}"
+        for k in want:
+            _same_value(want[k], have[k], rtol, atol, context)
         return
     if isinstance(want, float):
         assert isinstance(have, float), f"{context}: want float {want!r}, got {have!r}"
@@ -206,10 +215,22 @@ ERRORS = {"ValueError": ValueError, "OverflowError": OverflowError, "ZeroDivisio
           "TypeError": TypeError}
 
 
+def as_node_returns(value: Any) -> Any:
+    """A Python result as the Node host gives it back: JavaScript has no tuples, so a tuple result is
+    an Array (decoded as a list); dicts are Maps (decoded as dicts, in order)."""
+    if isinstance(value, (list, tuple)):
+        return [as_node_returns(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_node_returns(v) for k, v in value.items()}
+    return value
+
+
 def decode(value: Any) -> Any:
     if isinstance(value, list):
         return [decode(v) for v in value]
     if isinstance(value, dict):
+        if "$dict" in value:
+            return {k: decode(v) for k, v in value["$dict"]}
         if "$int" in value:
             return int(value["$int"])
         if "$float" in value:

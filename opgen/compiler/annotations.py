@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from opgen.spec.dtypes import DTYPES
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope
-from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, Type, list_of, tensor_of
+from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, TupleType, Type, list_of, tensor_of
 
 SCALARS = {"int": INT, "float": FLOAT, "str": STR, "bool": BOOL}
 LIST_NAMES = {"list", "typing.List"}
 DICT_NAMES = {"dict", "typing.Dict"}
+TUPLE_NAMES = {"tuple", "typing.Tuple"}
 NDARRAY_NAMES = {"numpy.typing.NDArray", "numpy.ndarray"}
 ANNOTATED_NAMES = {"typing.Annotated", "typing_extensions.Annotated"}
 TORCH_TENSOR = "torch.Tensor"
@@ -46,7 +47,7 @@ def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line:
 
 
 def _name(scope: ModuleScope, node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name) and node.id in ("int", "float", "str", "bool", "list", "dict") \
+    if isinstance(node, ast.Name) and node.id in ("int", "float", "str", "bool", "list", "dict", "tuple") \
             and node.id not in scope.aliases:
         return node.id
     return scope.dotted(node)
@@ -82,6 +83,17 @@ def _parse(scope: ModuleScope, node: ast.expr, what: str, depth: int) -> Annotat
                 raise CompileError(f"{what}: dicts must be dict[str, T] with T one of int, float, bool, str (got {shown})",
                                    where=where, hint="key tables by str")
             return Annotation(DictType(value))
+        if head in TUPLE_NAMES and args and not (len(args) == 2 and isinstance(args[1], ast.Constant)
+                                                 and args[1].value is Ellipsis):
+            if depth == -1:
+                raise CompileError(f"{what}: a nested tuple is not supported by opgen compile", where=where,
+                                   hint="return a flat tuple")
+            items = [_parse(scope, a, what, -1) for a in args]
+            flavors = {a.flavor for a in items if a.flavor}
+            if len(flavors) > 1:
+                raise CompileError(f"{what}: a tuple mixing NumPy arrays and torch tensors is not supported by opgen "
+                                   "compile", where=where, hint="return one kind of array")
+            return Annotation(TupleType(tuple(a.type for a in items)), flavors.pop() if flavors else None)
         if head == "numpy.typing.NDArray" and len(args) == 1:
             return Annotation(tensor_of(_dtype(scope, args[0], ("numpy",), what)), "numpy")
         if head in ANNOTATED_NAMES and len(args) == 2:

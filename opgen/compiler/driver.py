@@ -28,7 +28,6 @@ from opgen.compiler.pipeline_intrinsic import link_pipelines
 from opgen.compiler.propagate import propagate
 from opgen.compiler.resolve import CLI_TARGETS, OpResolver, Synthesizer
 from opgen.compiler.tracer import trace_file
-from opgen.compiler.types import DictType
 
 
 @dataclass
@@ -85,11 +84,8 @@ def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, t
 def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, source: Path, function: str,
              out_dir: Path, target: str, synthesize: Synthesizer | None) -> _Prepared:
     fn, _scope = trace_file(source, function)
-    if isinstance(fn.returns, DictType):
-        raise CompileError(f"{function} returns a dict; compiled functions return int, float, bool, str, a list or "
-                           "an array", where=f"{source}:{fn.line}", hint="return a list or an array")
     resolver = OpResolver(specs, registry, target, synthesize)
-    propagate(fn, resolver)
+    fn = propagate(fn, resolver)
     pipelines = link_pipelines(project, fn, target)
     cpp = render(fn, _label(source, project.root))
     kernels = kernels_of(fn)

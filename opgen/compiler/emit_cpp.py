@@ -161,7 +161,7 @@ class _Emitter:
         if uses_pipelines:
             lines.append("    opgen::compiled::pipeline_tokens() = 0;")
         lines.append(f"    {cpp_type(fn.returns)} result = {_function_name(fn.name)}({', '.join(args)});")
-        lines.append(f"    {_result_out(fn.returns)}")
+        lines += [f"    {line}" for line in _results_out(fn.returns, "result")]
         lines += ["  });", "}"]
         if uses_pipelines:
             lines += ["", "// Tokens the pipelines processed in this thread's last call (the host reports them as usage).",
@@ -188,7 +188,19 @@ class _Emitter:
             self.out.add(f"{self.names[s.name]} = {_moved(value)};")
         elif isinstance(s, ir.Append):
             value = self.value(s.value)
-            self.out.add(f"{self.names[s.name]}.push_back({_moved(value)});")
+            if not s.extend:
+                self.out.add(f"{self.names[s.name]}.push_back({_moved(value)});")
+            elif s.value.type == STR:  # xs.extend(s): its characters
+                self.out.add(f"opgen::compiled::extend({self.names[s.name]}, opgen::compiled::code_points({value}));")
+            else:
+                self.out.add(f"opgen::compiled::extend({self.names[s.name]}, {value});")
+        elif isinstance(s, ir.SetItem):
+            value = self.value(s.value)
+            index = self.value(s.index)
+            if isinstance(self.fn_type(s.name), DictType):
+                self.out.add(f"{self.names[s.name]}.put({index}, {_moved(value)});")
+            else:
+                self.out.add(f"opgen::compiled::set_item({self.names[s.name]}, {index}, {_moved(value)});")
         elif isinstance(s, ir.Return):
             self.out.add(f"return {self.value(s.value)};")
         elif isinstance(s, ir.If):
@@ -224,6 +236,9 @@ class _Emitter:
             self.unpack(s)
         else:
             raise AssertionError(type(s).__name__)
+
+    def fn_type(self, name: str) -> Type:
+        return self.fn.locals.get(name) or next(p.type for p in self.fn.params if p.name == name)
 
     def unpack(self, s: ir.Unpack) -> None:
         names = s.target
@@ -340,7 +355,12 @@ class _Emitter:
             return f"{name}()"
         ctype = cpp_type(e.type)
         # Children first, so temporaries are numbered in the order they are computed.
-        if isinstance(e, ir.Op):
+        if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n, "-" * 40: moved by the compiler, no kernel
+            args = [self.value(a) for a in e.bound]
+            fn = {"list_concat": "concat", "list_repeat": "repeat", "str_repeat": "repeat_str"}[e.native]
+            t = self.temp()
+            self.out.add(f"{ctype} {t} = opgen::compiled::{fn}({', '.join(args)});  // {e.source}")
+        elif isinstance(e, ir.Op):
             args = [self.value(a) for a in e.bound]
             kernel = e.entry.signature["c_symbol"].removeprefix("opgen_")
             t = self.temp()
@@ -421,10 +441,20 @@ class _Emitter:
             self.out.add("} else {")
             self.nested(lambda: self.out.add(f"{t} = {_moved(self.value(e.orelse))};"))
             self.out.add("}")
+        elif isinstance(e, ir.ListComp) and e.key is not None:  # a dict comprehension: the key first
+            t = self.temp()
+            self.out.add(f"{ctype} {t};")
+            self.comprehension(e, lambda value, key: self.out.add(f"{t}.put({key}, {_moved(value)});"))
         elif isinstance(e, ir.ListComp):
             t = self.temp()
             self.out.add(f"{ctype} {t};")
             self.comprehension(e, lambda value: self.out.add(f"{t}.push_back({_moved(value)});"))
+        elif isinstance(e, ir.DictLit):
+            pairs = [(self.value(k), self.value(v)) for k, v in zip(e.keys, e.values)]
+            t = self.temp()
+            self.out.add(f"{ctype} {t};")
+            for k, v in pairs:
+                self.out.add(f"{t}.put({k}, {_moved(v)});")
         else:
             raise AssertionError(type(e).__name__)
         return t
@@ -447,7 +477,11 @@ class _Emitter:
 
         def level(i: int) -> None:
             if i == len(e.generators):
-                each(self.value(e.elt))
+                if e.key is not None:
+                    key = self.value(e.key)
+                    each(self.value(e.elt), key)
+                else:
+                    each(self.value(e.elt))
                 return
             g = e.generators[i]
 
@@ -528,7 +562,11 @@ class _Emitter:
             return t
         args = [self.value(a) for a in e.args]
         arg, arg_type = args[0], e.args[0].type
-        if name == "len":
+        if name == "dict_get":
+            call = f"opgen::compiled::dict_get({arg}, {args[1]}, {args[2]})"
+        elif name == "dict":
+            call = arg
+        elif name == "len":
             call = (f"opgen::compiled::str_len({arg})" if arg_type == STR else
                     f"opgen::compiled::array_len({arg})" if arg_type.kind == "tensor" else
                     f"static_cast<int64_t>({arg}.size())")
@@ -730,17 +768,28 @@ def _argument_in(name: str, t: Type) -> str:
     return n
 
 
-def _result_out(t: Type) -> str:
+def _results_out(t: Type, value: str, out: str = "out") -> list[str]:
+    """Writes the result into its out-parameters (entry_abi.result_slots)."""
+    if isinstance(t, TupleType):
+        return [line for i, item in enumerate(t.items)
+                for line in _results_out(item, f"std::get<{i}>({value})", f"{out}{i}")]
+    if isinstance(t, DictType):
+        return [f"opgen::compiled::put_strings({out}_keys, {value}.keys());",
+                *_results_out(list_of(t.value), f"{value}.values()", out)]
+    return [_result_out(t, value, out)]
+
+
+def _result_out(t: Type, result: str = "result", out: str = "out") -> str:
     if t.kind == "tensor":
-        return "result.release_into(out);"
+        return f"{result}.release_into({out});"
     if t.kind == "list":
-        return ("opgen::compiled::put_strings(out, result);" if t.elem.name == "str"
-                else "opgen::compiled::put_list(out, result);")
+        return (f"opgen::compiled::put_strings({out}, {result});" if t.elem.name == "str"
+                else f"opgen::compiled::put_list({out}, {result});")
     if t.name == "str":
-        return "opgen::compiled::put_string(out, result);"
+        return f"opgen::compiled::put_string({out}, {result});"
     if t.name == "bool":
-        return "*out = result ? 1 : 0;"
-    return "*out = result;"
+        return f"*{out} = {result} ? 1 : 0;"
+    return f"*{out} = {result};"
 
 
 def _param_type(t: NativeType) -> str:
@@ -807,7 +856,7 @@ def _c_escape(data: bytes) -> str:
 
 def _expressions(stmts: list[ir.Stmt]):
     for s in stmts:
-        for attr in ("value", "cond", "iterable"):
+        for attr in ("index", "value", "cond", "iterable"):
             e = getattr(s, attr, None)
             if isinstance(e, ir.Expr):
                 yield from ir.walk(e)
@@ -825,7 +874,7 @@ def function_expressions(fn: ir.Function):
 def _assigned_in(stmts: list[ir.Stmt]) -> set[str]:
     names: set[str] = set()
     for s in stmts:
-        if isinstance(s, (ir.Assign, ir.Append)):
+        if isinstance(s, (ir.Assign, ir.Append, ir.SetItem)):
             names.add(s.name)
         elif isinstance(s, ir.Unpack):
             names |= set(ir.target_names(s.target))

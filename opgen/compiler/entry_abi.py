@@ -11,7 +11,8 @@ Parameters, in order, follow the kernel ABI (opgen/runtime/opgen_abi.h):
     dict[str, T] -> const opgen_string* <p>_keys, const T* <p>_values, int64_t <p>_len
     tensor[dtype] -> const opgen_tensor* <p>                    (any strides; the dtype is checked)
 
-The result is written to ``out``: a scalar to ``T* out``; str to ``opgen_string*`` and
+The result is written to ``out`` (a dict to ``out_keys`` and ``out``, a tuple's items to ``out0``,
+``out1``, ...: see result_slots): a scalar to ``T* out``; str to ``opgen_string*`` and
 list to ``opgen_list*``, malloc'ed as the kernel shims do (one opgen_free); a tensor to
 ``opgen_tensor*`` whose ``data`` and ``shape`` are malloc'ed by the library (compact,
 ``strides`` NULL) and released by the caller with opgen_free, one call each. The status
@@ -20,7 +21,8 @@ is 0 or the Python error kind (opgen_abi.h, plus 6 for KeyError) with ``err`` fi
 
 from __future__ import annotations
 
-from opgen.compiler.types import DictType, Type
+from opgen.compiler.types import STR, DictType, TupleType, Type, list_of
+from opgen.spec.nativetypes import NativeType
 
 ENTRY_PREFIX = "opgen_compiled_"
 KEY_ERROR = 6
@@ -47,16 +49,25 @@ def c_params(params: list[tuple[str, Type]], returns: Type) -> list[tuple[str, s
             out += [("const char*", n), ("int64_t", f"{n}_len")]
         else:
             out.append((C_ELEM[t.name], n))
-    if returns.kind == "tensor":
-        out.append(("opgen_tensor*", "out"))
-    elif returns.kind == "list":
-        out.append(("opgen_list*", "out"))
-    elif returns.name == "str":
-        out.append(("opgen_string*", "out"))
-    else:
-        out.append((f"{C_ELEM[returns.name]}*", "out"))
+    for name, slot in result_slots(returns):
+        out.append((_OUT_C.get(slot.kind) or _OUT_C.get(slot.name) or f"{C_ELEM[slot.name]}*", name))
     out.append(("opgen_error*", "err"))
     return out
+
+
+_OUT_C = {"tensor": "opgen_tensor*", "list": "opgen_list*", "str": "opgen_string*"}
+
+
+def result_slots(returns: Type, name: str = "out") -> list[tuple[str, NativeType]]:
+    """The out-parameters a result is written to, in order, each of a kernel-ABI type: one for a
+    scalar, str, list or tensor; a dict[str, T] is two lists, its keys (``<name>_keys``, list[str]) and
+    its values (``<name>``, list[T]), in insertion order; a tuple is its items' slots (``out0``, ``out1``,
+    ...), each as above."""
+    if isinstance(returns, TupleType):
+        return [slot for i, item in enumerate(returns.items) for slot in result_slots(item, f"{name}{i}")]
+    if isinstance(returns, DictType):
+        return [(f"{name}_keys", list_of(STR)), (name, list_of(returns.value))]
+    return [(name, returns)]
 
 
 def c_declaration(function: str, params: list[tuple[str, Type]], returns: Type) -> str:

@@ -64,6 +64,7 @@ class Op(Expr):
     kwargs: dict[str, Expr]
     source: str  # the Python text, for messages and comments
     # Filled by type propagation:
+    native: str = ""  # a container operation the compiler emits itself (list + list, "-" * 40), not a kernel
     called: str = ""  # the library name the call binds against (a method's ndarray.sum), when not ``op``
     library_bound: bool = False  # args/kwargs are the native parameters' now (opgen.spec.library_signature)
     bound: list[Expr] = field(default_factory=list)  # arguments in the kernel's parameter order
@@ -202,13 +203,27 @@ class ListComp(Expr):
     generators: list[Generator]
     # Filled by the tracer for any()/all()/min()/max() over a generator expression, which Python stops early.
     lazy: bool = False
+    key: Expr | None = None  # ``{key: elt for ...}``: a dict comprehension (the key is evaluated first)
 
     @property
     def children(self) -> list[Expr]:
         out: list[Expr] = []
         for g in self.generators:
             out += [g.source, *g.conds]
-        return [*out, self.elt]
+        return [*out, *([self.key] if self.key is not None else []), self.elt]
+
+
+@dataclass(eq=False)
+class DictLit(Expr):
+    """``{"a": x, "b": 2}`` or ``{}``: a str-keyed dict built when it runs (keys in order, a repeated
+    key keeps its first place and its last value, as Python's)."""
+
+    keys: list[Expr]
+    values: list[Expr]
+
+    @property
+    def children(self) -> list[Expr]:
+        return [x for kv in zip(self.keys, self.values) for x in kv]
 
 
 @dataclass(eq=False)
@@ -296,11 +311,25 @@ class Assign(Stmt):
     name: str
     value: Expr
     declared: Type | None = None  # from `name: T = value`
+    inplace: bool = False  # `xs += ys`: a list changes in place in Python (names sharing it see that)
 
 
 @dataclass(eq=False)
 class Append(Stmt):
+    """``xs.append(v)``, and ``xs.extend(ys)`` (``extend``): the list variable changes in place."""
+
     name: str
+    value: Expr
+    extend: bool = False
+
+
+@dataclass(eq=False)
+class SetItem(Stmt):
+    """``xs[i] = v`` (IndexError out of range) or ``d[k] = v`` (inserts or replaces): the local list or
+    dict variable ``name`` changes in place."""
+
+    name: str
+    index: Expr
     value: Expr
 
 

@@ -30,8 +30,71 @@ EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the mod
 
 
 def propagate(fn: ir.Function, resolver: OpResolver) -> ir.Function:
-    Propagator(fn, resolver, _Helpers(fn)).run()
-    return fn
+    """Types ``fn`` (and the helpers it calls); returns the typed function, which is a fresh trace of
+    the same source when an empty container's element type had to be learnt first (see _Retry)."""
+    from opgen.compiler.tracer import retrace  # the tracer imports this module's siblings only
+
+    return _with_inferred_containers(fn, lambda hints, f: Propagator(f, resolver, _Helpers(f), hints).run(),
+                                     lambda: retrace(fn))
+
+
+class _Retry(Exception):
+    """``out = []`` or ``counts = {}`` without an annotation: the container's type is a guess until a use
+    fixes it (``out.append(s)``, ``counts[w] = n``, ``return out``). When the use disagrees with the
+    guess, typing starts again from a fresh trace with the learnt type: Python's containers take
+    their element type from what goes in, and so does a compiled one."""
+
+    def __init__(self, name: str, t: Type):
+        super().__init__(name)
+        self.name, self.type = name, t
+
+
+class _GuessFailed(Exception):
+    """Typing failed where a guessed container had been read before anything was put in it
+    (``out[-1]`` of ``out = []``): the next try guesses another element type."""
+
+    def __init__(self, name: str, error: CompileError):
+        super().__init__(name)
+        self.name, self.error = name, error
+
+
+_MAX_RETRIES = 64
+_GUESSES = (INT, FLOAT, STR, BOOL)  # element types to guess in turn for a container read before it is filled
+
+
+class _Hints(dict):
+    """Learnt container types by name, plus the element types still to guess and those tried."""
+
+    def __init__(self):
+        super().__init__()
+        self.guesses: dict[str, Type] = {}
+        self.tried: dict[str, list[Type]] = {}
+        self.first_error: dict[str, CompileError] = {}
+
+
+def _with_inferred_containers(fn: ir.Function, run, fresh) -> ir.Function:
+    """``run(hints, fn)`` until no empty container's type is learnt anew; each retry types ``fresh()``."""
+    hints = _Hints()
+    for _ in range(_MAX_RETRIES):
+        try:
+            run(hints, fn)
+            return fn
+        except _Retry as r:
+            if hints.get(r.name) == r.type:
+                raise AssertionError(f"inferring {r.name} made no progress ({r.type})") from None
+            hints[r.name] = r.type
+            fn = fresh()
+        except _GuessFailed as g:
+            tried = hints.tried.setdefault(g.name, [])
+            tried.append(hints.guesses.get(g.name, INT))
+            hints.first_error.setdefault(g.name, g.error)
+            untried = [t for t in _GUESSES if t not in tried]
+            if not untried:
+                raise hints.first_error[g.name] from None
+            hints.guesses[g.name] = untried[0]
+            fn = fresh()
+    raise CompileError(f"the types of the empty containers of {fn.name} did not settle after {_MAX_RETRIES} tries",
+                       where=f"{fn.path}:{fn.line}", hint="annotate them: xs: list[int] = []")
 
 
 class _Helpers:
@@ -53,8 +116,14 @@ def python_type(value: Any) -> Type | None:
 
 
 class Propagator:
-    def __init__(self, fn: ir.Function, resolver: OpResolver, helpers: _Helpers):
+    def __init__(self, fn: ir.Function, resolver: OpResolver, helpers: _Helpers,
+                 hints: dict[str, Type] | None = None):
         self.fn = fn
+        self.hints = hints if hints is not None else {}  # empty containers' types learnt on earlier tries
+        self.guesses: dict[str, Type] = getattr(hints, "guesses", {})  # element types to guess, by name
+        self.guessed: dict[str, Type] = {}  # empty containers whose type no use has fixed yet
+        self.guess_reads: dict[str, tuple[int, int]] = {}  # name -> (assigned at, first read at) while guessed
+        self.inferred: set[str] = set()  # containers typed by what is put in them, not by an annotation
         self.resolver = resolver
         self.helpers = helpers
         self.params = {p.name: p.type for p in fn.params}
@@ -63,7 +132,8 @@ class Propagator:
         self.comprehension: list[tuple[str, Type]] = []  # innermost last
         self.return_line = 0  # a helper's first return, which fixed its result type
         self.iterating: list[str] = []  # list variables being looped over, outermost first
-        self.appended = _appended_names(fn.body)
+        self.appended = _appended_names(fn.body)  # lists and dicts changed in place: never shared
+        self.inplace = _inplace_names(fn.body)  # names of `x += ...`, which changes x in place if it is a list
 
     def where(self, node: ir.Expr | ir.Stmt) -> str:
         return f"{self.fn.path}:{node.line}"
@@ -73,11 +143,26 @@ class Propagator:
 
     def run(self) -> None:
         for name in self.appended & set(self.params):
-            raise CompileError(f"appending to the parameter {name!r} would change the caller's list in Python; "
-                               "a compiled function cannot", where=f"{self.fn.path}:{self.fn.line}",
-                               hint=f"copy it first: out = [x for x in {name}]")
+            raise CompileError(f"changing the parameter {name!r} in place (append, extend, {name}[i] = ...) would "
+                               "change the caller's value in Python; a compiled function cannot",
+                               where=f"{self.fn.path}:{self.fn.line}",
+                               hint=f"copy it first: out = list({name})" if self.params[name].kind == "list" else
+                               f"copy it first: out = dict({name})")
         self.check_unpacked_params()
-        assigned, returns = self.block(self.fn.body, set(self.params))
+        try:
+            assigned, returns = self.block(self.fn.body, set(self.params))
+        except CompileError as e:
+            read = {n: at for n, at in self.guess_reads.items() if n in self.guessed}
+            if read:  # the guess may be what went wrong: say so (the next try guesses another type)
+                name = next(iter(read))
+                line, first = read[name]
+                e.hint = ((e.hint + "; ") if e.hint else "") + (
+                    f"the element type of {name} (empty at line {line}) was guessed as {self.guessed[name]} where it "
+                    f"is read at line {first}, before anything is put in it: annotate it, e.g. "
+                    f"{name}: {'dict[str, str]' if isinstance(self.guessed[name], DictType) else 'list[str]'} = "
+                    f"{'{}' if isinstance(self.guessed[name], DictType) else '[]'}")
+                raise _GuessFailed(name, e) from None
+            raise
         if not returns:
             raise CompileError(f"{self.fn.name} can reach its end without returning (Python would return None)",
                                where=f"{self.fn.path}:{self.fn.end_line}", hint="return a value on every path")
@@ -98,6 +183,8 @@ class Propagator:
                 assigned |= set(ir.target_names(s.target))
             elif isinstance(s, ir.Append):
                 self.append(s, assigned)
+            elif isinstance(s, ir.SetItem):
+                self.set_item(s, assigned)
             elif isinstance(s, ir.If):
                 s.cond = self.condition(s.cond, assigned)
                 then, then_returns = self.block(s.body, assigned)
@@ -129,11 +216,25 @@ class Propagator:
 
     def returned(self, s: ir.Return, assigned: set[str]) -> None:
         if isinstance(s.value, ir.TupleLit):
-            if self.fn.returns is not None and not isinstance(self.fn.returns, TupleType):
-                raise self.error(s, f"{self.fn.name} returns a tuple, but is annotated -> {self.fn.returns}",
-                                 "return a list (compiled functions do not hand tuples to the caller)")
-            t = TupleType(tuple(self.expr(x, assigned) for x in s.value.items))
+            want = self.fn.returns
+            if want is not None and not isinstance(want, TupleType):
+                raise self.error(s, f"{self.fn.name} returns a tuple, but is annotated -> {want}",
+                                 f"annotate it -> tuple[...], or return a {want}")
+            items = [self.expr(x, assigned) for x in s.value.items]
+            if want is not None and not self.return_line:  # the annotated function: each item as annotated
+                if len(items) != len(want.items):
+                    raise self.error(s, f"{self.fn.name} returns {len(items)} values, but is annotated -> {want}",
+                                     "return as many values as the annotation names")
+                s.value.items = [self.coerce(x, have, w, f"{self.fn.name} returns a {have} as item {i} of its "
+                                                         f"tuple, but is annotated -> {want}",
+                                             "return the annotated type, or change the annotation")
+                                 for i, (x, have, w) in enumerate(zip(s.value.items, items, want.items))]
+                items = list(want.items)
+            t = TupleType(tuple(items))
             s.value.type = t
+        elif _empty_container(s.value) and self.fn.returns is not None and self.fn.returns.kind == \
+                _empty_container(s.value):
+            t = s.value.type = self.fn.returns  # return [] from a function annotated -> list[int]
         else:
             t = self.expr(s.value, assigned)
         if self.fn.returns is None:  # a helper: its first return fixes its type
@@ -174,7 +275,12 @@ class Propagator:
 
     def unpack(self, s: ir.Unpack, assigned: set[str]) -> None:
         if isinstance(s.value, ir.TupleLit):
-            elem = tuple(self.expr(x, assigned) for x in s.value.items)
+            if not isinstance(s.target, str) and len(s.target) == len(s.value.items):
+                for name, x in zip(s.target, s.value.items):  # keep, drop = [], []
+                    if isinstance(name, str) and _empty_container(x):
+                        self.assign_empty(s, name, x, None)
+            elem = tuple(x.type if _empty_container(x) and x.type is not None else self.expr(x, assigned)
+                         for x in s.value.items)
             s.value.type = TupleType(elem)
         else:
             t = self.expr(s.value, assigned)
@@ -195,17 +301,36 @@ class Propagator:
                 raise self.error(s, f"{name} is {self.vars[name]} (line {self.first_line.get(name, s.line)}) but is "
                                     f"assigned a {t} here; a compiled variable keeps one type", "use another name")
 
+    def assign_empty(self, s: ir.Stmt, name: str, value: ir.Expr, declared: Type | None) -> None:
+        """``out = []`` or ``counts = {}``: typed by an annotation, an earlier assignment, a type learnt
+        on an earlier try, or else guessed until a use fixes it (see _Retry)."""
+        empty = _empty_container(value)
+        want = declared or self.vars.get(name) or self.hints.get(name)
+        if want is None:
+            elem = self.guesses.get(name, INT)
+            want = list_of(elem) if empty == "list" else DictType(elem)
+            self.guessed[name] = want
+            self.guess_reads.pop(name, None)
+            self.first_line.setdefault(name, s.line)
+        if declared is None and name not in self.vars:
+            self.inferred.add(name)
+        if want.kind != empty:
+            shown = "[]" if empty == "list" else "{}"
+            raise self.error(s, f"{name} is {want} (line {self.first_line.get(name, s.line)}) but is "
+                                f"assigned {shown} here; a compiled variable keeps one type", "use another name")
+        value.type = want
+        self.declare(s, name, want)
+
     def assign(self, s: ir.Assign, assigned: set[str]) -> None:
-        if isinstance(s.value, ir.ListLit) and not s.value.items:
-            want = s.declared or self.vars.get(s.name)
-            if want is None or want.kind != "list":
-                raise self.error(s, f"the element type of the empty list assigned to {s.name!r} is unknown",
-                                 f"annotate it: {s.name}: list[str] = []")
-            s.value.type = want
-            self.declare(s, s.name, want)
+        if _empty_container(s.value):
+            self.assign_empty(s, s.name, s.value, s.declared)
             return
+        if s.inplace and s.name in self.params and self.params[s.name].kind == "list":
+            raise self.error(s, f"{s.name} += ... changes the caller's list in Python; a compiled function cannot",
+                             f"copy it first: out = list({s.name})")
         t = self.expr(s.value, assigned)
-        if isinstance(s.value, ir.Var) and t.kind == "list" and ({s.name, s.value.name} & self.appended):
+        if isinstance(s.value, ir.Var) and (t.kind == "list" or isinstance(t, DictType)) and (
+                {s.name, s.value.name} & (self.appended | self.inplace)):
             raise self.error(s, f"{s.name} = {s.value.name} makes both names one list in Python, and one of them "
                                 "is appended to; compiled lists are values", f"copy it: {s.name} = [x for x in {s.value.name}]")
         want = s.declared or self.vars.get(s.name)
@@ -227,17 +352,84 @@ class Propagator:
                                    "value with the wider type (e.g. 0.0 rather than 0)")
 
     def append(self, s: ir.Append, assigned: set[str]) -> None:
+        method = "extend" if s.extend else "append"
         have = self.vars.get(s.name)
         if have is None or s.name not in assigned:
-            raise self.error(s, f"{s.name} may be used before it is assigned", f"start it as {s.name}: list[...] = []")
+            raise self.error(s, f"{s.name} may be used before it is assigned", f"start it as {s.name} = []")
         if have.kind != "list":
-            raise self.error(s, f"{s.name} is {have}, not a list; append is for lists")
+            raise self.error(s, f"{s.name} is {have}, not a list; {method} is for lists")
         if s.name in self.iterating:
-            raise self.error(s, f"appending to {s.name} while a for loop iterates over it is not supported",
-                             "append to another list")
+            raise self.error(s, f"changing {s.name} while a for loop iterates over it is not supported",
+                             f"{method} to another list")
         t = self.expr(s.value, assigned)
+        if s.extend:
+            if t.kind != "list" and t != STR:
+                raise self.error(s, f"{s.name}.extend() takes a list (or a str's characters), not a {t}",
+                                 f"append one value: {s.name}.append(v)")
+            elem = t.elem if t.kind == "list" else STR
+            self.fix_guess(s.name, list_of(elem) if elem.kind == "scalar" else None)
+            have = self.vars[s.name]
+            if elem != have.elem and not widens_to(elem, have.elem):
+                raise self.error(s, f"{s.name} is {have}; cannot extend it with a {t}",
+                                 "extend it with values of the list's element type")
+            return
+        self.fix_guess(s.name, list_of(t) if t.kind == "scalar" else None)
+        have = self.vars[s.name]
+        if t.kind != "scalar":
+            raise self.error(s, f"a list of {t} is not supported (list elements are int, float, bool or str)",
+                             "use numpy functions on arrays instead of lists of arrays")
         s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot append a {t}",
                               "append values of the list's element type")
+
+    def set_item(self, s: ir.SetItem, assigned: set[str]) -> None:
+        """``xs[i] = v`` and ``d[k] = v`` (Python evaluates v, then the container, then the index)."""
+        have = self.vars.get(s.name)
+        if have is None or s.name not in assigned:
+            raise self.error(s, f"{s.name} may be used before it is assigned (Python raises UnboundLocalError)",
+                             f"start it as {s.name} = {{}} or {s.name} = []")
+        if s.name in self.iterating:
+            raise self.error(s, f"changing {s.name} while a for loop iterates over it is not supported",
+                             "build a new list with a comprehension instead")
+        t = self.expr(s.value, assigned)
+        key = self.expr(s.index, assigned)
+        if isinstance(have, DictType):
+            if key != STR:
+                raise self.error(s, f"{s.name} is a dict[str, ...]; its key here is a {key}", "key it by str")
+            self.fix_guess(s.name, DictType(t) if t.kind == "scalar" else None)
+            have = self.vars[s.name]
+            if t.kind != "scalar":
+                raise self.error(s, f"a dict of {t} values is not supported (dict values are int, float, bool or str)")
+            s.value = self.coerce(s.value, t, have.value, f"{s.name} is {have}; cannot store a {t} in it",
+                                  "store values of the dict's value type")
+            return
+        if have.kind == "list":
+            if key not in (INT, BOOL):
+                raise self.error(s, f"a list is indexed with a {key}", "index it with an int")
+            s.index = self.coerce(s.index, key, INT, "")
+            self.fix_guess(s.name, list_of(t) if t.kind == "scalar" else None)
+            have = self.vars[s.name]
+            s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot store a {t} in it",
+                                  "store values of the list's element type")
+            return
+        if have.kind == "tensor":
+            raise self.error(s, f"assigning into an array ({s.name}[...] = ...) is not supported by opgen compile",
+                             "compute the new array whole (np.where(mask, v, x), np.concatenate)")
+        raise self.error(s, f"{s.name} is a {have}; only lists and dicts take item assignment "
+                            "(Python raises TypeError)")
+
+    def fix_guess(self, name: str, t: Type | None) -> None:
+        """A use that decides an empty container's type (what is put in it): confirm the guess, or start
+        again with the type learnt (``t`` None: what is put in cannot be held; the caller says why)."""
+        if t is None:
+            return
+        if name in self.guessed:
+            if self.guessed[name] != t:
+                raise _Retry(name, t)
+            del self.guessed[name]
+            return
+        have = self.vars.get(name)
+        if name in self.inferred and have is not None and have != t and _wider(t, have):
+            raise _Retry(name, t)  # [0] then 0.5 goes in: Python's list holds both; a compiled one widens
 
     # ------------------------------------------------------------------ expressions
 
@@ -255,6 +447,8 @@ class Propagator:
             if e.name not in assigned or e.name not in self.vars:
                 raise self.error(e, f"{e.name} may be used before it is assigned (Python raises UnboundLocalError)",
                                  "assign it on every path before this line")
+            if e.name in self.guessed:
+                self.guess_reads.setdefault(e.name, (self.first_line.get(e.name, e.line), e.line))
             return self.vars[e.name]
         if isinstance(e, ir.Table):
             return self.table_type(e)
@@ -281,7 +475,10 @@ class Propagator:
             e.orelse = self.coerce(e.orelse, b, common, "")
             return common
         if isinstance(e, ir.ListComp):
-            return list_of(self.comprehension_elem(e, assigned))
+            elem = self.comprehension_elem(e, assigned)
+            return list_of(elem) if e.key is None else DictType(elem)
+        if isinstance(e, ir.DictLit):
+            return self.dict_literal(e, assigned)
         if isinstance(e, ir.BoolOp):
             return self.bool_op(e, assigned)
         if isinstance(e, ir.Truth):
@@ -312,12 +509,18 @@ class Propagator:
                 self.comprehension += g.bound
                 pushed += len(g.bound)
                 g.conds = [self.condition(c, assigned) for c in g.conds]
+            if e.key is not None:
+                k = self.expr(e.key, assigned)
+                if k != STR:
+                    raise self.error(e, f"a dict comprehension's keys are {k}; compiled dicts are keyed by str",
+                                     "key it by str (str(k) is not compiled yet), or build two lists")
             t = self.expr(e.elt, assigned)
         finally:
             del self.comprehension[len(self.comprehension) - pushed:]
         if t.kind != "scalar":
-            raise self.error(e, f"a list of {t} is not supported (list elements are int, float, bool or str)",
-                             "use numpy functions on arrays instead of lists of arrays")
+            what = "list" if e.key is None else "dict"
+            raise self.error(e, f"a {what} of {t} is not supported ({what} elements are int, float, bool or str)",
+                             "use numpy functions on arrays instead of containers of arrays")
         return t
 
     def bool_op(self, e: ir.BoolOp, assigned: set[str]) -> Type:
@@ -439,12 +642,17 @@ class Propagator:
         key = (id(definition), tuple(types))
         callee = self.helpers.done.get(key)
         if callee is None:
-            for p, t in zip(fn.params, types):
-                p.type = t
-            fn.symbol = f"fn_{fn.name}__{len(self.helpers.done) + 1}"
+            def specialised(f: ir.Function) -> ir.Function:
+                for p, t in zip(f.params, types):
+                    p.type = t
+                f.symbol = f"fn_{f.name}__{len(self.helpers.done) + 1}"
+                return f
+
             self.helpers.active.append(fn.name)
             try:
-                Propagator(fn, self.resolver, self.helpers).run()
+                fn = _with_inferred_containers(
+                    specialised(fn), lambda hints, f: Propagator(f, self.resolver, self.helpers, hints).run(),
+                    lambda: specialised(trace_helper(self.fn.scope, definition, enclosing, visible)))
             finally:
                 self.helpers.active.pop()
             self.helpers.done[key] = fn
@@ -591,6 +799,10 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        if e.op in ("operator.add", "operator.mul") and len(args) == 2 and not kwargs and (
+                any(a.kind == "list" for a in args) or (e.op == "operator.mul" and STR in args and
+                                                         any(a in (INT, BOOL) for a in args))):
+            return self.sequence_operator(e, args)
         try:
             r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
         except MissingOp as missing:
@@ -607,6 +819,33 @@ class Propagator:
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
         return r.overload.sig.returns
+
+    def sequence_operator(self, e: ir.Op, args: list[Type]) -> Type:
+        """``xs + ys`` (a new list), ``[0] * n`` and ``"-" * 40`` (repetition; n <= 0 gives an empty one):
+        Python's own sequence operators, emitted by the compiler (they move values, no kernel computes)."""
+        a, b = args
+        if e.op == "operator.add":
+            if a.kind != "list" or b.kind != "list":
+                other = b if a.kind == "list" else a
+                raise self.error(e, f"{e.source}: a list + a {other} (Python raises TypeError)",
+                                 "add two lists, or append the value: xs + [v]")
+            for var, have, want in ((e.args[0], a, b), (e.args[1], b, a)):
+                if isinstance(var, ir.Var) and var.name in self.guessed and have != want:
+                    raise _Retry(var.name, want)
+                if isinstance(var, ir.Var) and var.name in self.inferred and have != want and _wider(want, have):
+                    raise _Retry(var.name, want)
+            if a != b:
+                raise self.error(e, f"{e.source}: {a} + {b} makes a list of mixed types in Python; a compiled list "
+                                    "holds one", "convert the elements first: [float(v) for v in xs]")
+            e.native, e.bound = "list_concat", list(e.args)
+            return a
+        seq, count = (0, 1) if a.kind == "list" or a == STR else (1, 0)
+        if args[count] not in (INT, BOOL):
+            raise self.error(e, f"{e.source}: a {args[seq]} repeated by a {args[count]} (Python raises TypeError)",
+                             "repeat by an int")
+        e.native = "list_repeat" if args[seq].kind == "list" else "str_repeat"
+        e.bound = [e.args[seq], self.coerce(e.args[count], args[count], INT, "")]
+        return args[seq]
 
     def weak_scalars(self, e: ir.Op, args: list[Type], kwargs: dict[str, Type], missing: MissingOp):
         """``x * 0.5``, ``np.maximum(x, 0.0)``: no overload mixes arrays and Python numbers, so the numbers
@@ -713,6 +952,14 @@ class Propagator:
             e.name, e.args = "constant", [ir.Const(e.line, kind in names or (kind == "bool" and "int" in names))]
             e.args[0].type = BOOL
             return BOOL
+        if name == "dict_get":
+            return self.dict_get(e, assigned)
+        if name == "dict":  # dict(d): a copy (compiled dicts are values, so the copy is the value)
+            t = self.expr(e.args[0], assigned)
+            if not isinstance(t, DictType):
+                raise self.error(e, f"dict() of a {t} is not supported by opgen compile",
+                                 "pass a dict, or pairs: dict(zip(keys, values))")
+            return t
         if name == "is_none":  # never: no compiled value is None
             self.expr(e.args[0], assigned)
             e.name, e.args = "constant", [ir.Const(e.line, False)]
@@ -780,6 +1027,27 @@ class Propagator:
             raise self.error(e, f"abs() of {t} is not supported by opgen compile",
                              "abs() takes an int or float; use np.abs for arrays")
         raise AssertionError(name)
+
+    def dict_get(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        """``d.get(k, default)``: the value, or the default where the key is missing (of one type: the
+        default widens as in a conditional expression). ``d.get(k)`` gives None for a missing key, which
+        no compiled value is."""
+        d = self.expr(e.args[0], assigned)
+        if not isinstance(d, DictType):
+            raise self.error(e, f"get() of a {d} is not supported by opgen compile (it is a dict method)")
+        key = self.expr(e.args[1], assigned)
+        if key != STR:
+            raise self.error(e, f"a dict[str, ...] is looked up with a {key}", "look it up with a str")
+        if len(e.args) < 3:
+            raise self.error(e, "d.get(k) gives None for a missing key, and compiled values are never None",
+                             "pass a default: d.get(k, default), or index it: d[k] (KeyError)")
+        default = self.expr(e.args[2], assigned)
+        common = common_numeric(d.value, default)
+        if common is None:
+            raise self.error(e, f"the dict holds {d.value} but the default is a {default}; a compiled value has one "
+                                "type", "give a default of the dict's value type")
+        e.args[2] = self.coerce(e.args[2], default, common, "")
+        return common
 
     @staticmethod
     def truth(e: ir.Expr) -> ir.Expr:
@@ -926,17 +1194,36 @@ class Propagator:
         if not e.items:
             raise self.error(e, "the element type of an empty list here is unknown", "assign it to an annotated "
                                                                                     "name: xs: list[int] = []")
-        types = [self.expr(x, assigned) for x in e.items]
+        e.items = self.common_elements(e, e.items, assigned, "list elements", "element")
+        return list_of(e.items[0].type)
+
+    def common_elements(self, e: ir.Expr, items: list[ir.Expr], assigned: set[str], what: str,
+                        one: str) -> list[ir.Expr]:
+        """A literal's elements (or values), each widened to the scalar type they all widen to."""
+        types = [self.expr(x, assigned) for x in items]
         common = types[0]
         for t in types[1:]:
             common = common_numeric(common, t)
             if common is None:
-                raise self.error(e, f"list elements of different types ({', '.join(sorted(set(map(str, types))))})",
-                                 "give every element one type")
+                raise self.error(e, f"{what} of different types ({', '.join(sorted(set(map(str, types))))})",
+                                 f"give every {one} one type")
         if common.kind != "scalar":
-            raise self.error(e, f"a list of {common} is not supported (list elements are int, float, bool or str)")
-        e.items = [self.coerce(x, t, common, "") for x, t in zip(e.items, types)]
-        return list_of(common)
+            raise self.error(e, f"a {what.split()[0]} of {common} is not supported ({what} are int, float, bool or str)")
+        out = [self.coerce(x, t, common, "") for x, t in zip(items, types)]
+        for x in out:
+            x.type = common
+        return out
+
+    def dict_literal(self, e: ir.DictLit, assigned: set[str]) -> Type:
+        if not e.keys:
+            raise self.error(e, "the value type of an empty dict here is unknown",
+                             "assign it to a name first (d = {}), or annotate it: d: dict[str, int] = {}")
+        keys = [self.expr(k, assigned) for k in e.keys]
+        for k, kt in zip(e.keys, keys):
+            if kt != STR:
+                raise self.error(k, f"a dict key is a {kt}; compiled dicts are keyed by str", "key it by str")
+        e.values = self.common_elements(e, e.values, assigned, "dict values", "value")
+        return DictType(e.values[0].type)
 
     def table_type(self, e: ir.Table) -> Type:
         values = list(e.value.values()) if isinstance(e.value, dict) else list(e.value)
@@ -964,6 +1251,9 @@ class Propagator:
     def coerce(self, e: ir.Expr, have: Type, want: Type, message: str, hint: str | None = None) -> ir.Expr:
         if have == want:
             return e
+        if isinstance(e, ir.Var) and e.name in self.guessed and (
+                (have.kind == "list" and want.kind == "list") or (isinstance(have, DictType) and isinstance(want, DictType))):
+            raise _Retry(e.name, want)  # an empty container returned or passed as the annotated type
         if widens_to(have, want):
             if isinstance(e, ir.Const):  # folded: 2 -> 2.0
                 c = ir.Const(e.line, float(e.value) if want == FLOAT else int(e.value))
@@ -975,16 +1265,42 @@ class Propagator:
         raise self.error(e, message or f"a {have} where a {want} is needed", hint)
 
 
-def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
+def _names_where(stmts: list[ir.Stmt], picks) -> set[str]:
+    """The names of the statements ``picks`` selects, in these statements and the blocks inside them."""
     names: set[str] = set()
     for s in stmts:
-        if isinstance(s, ir.Append):
+        if picks(s):
             names.add(s.name)
-        elif isinstance(s, ir.If):
-            names |= _appended_names(s.body) | _appended_names(s.orelse)
-        elif isinstance(s, (ir.For, ir.While)):
-            names |= _appended_names(s.body)
+        for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
+            if isinstance(block, list):
+                names |= _names_where(block, picks)
     return names
+
+
+def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
+    """Containers changed in place: appended to, extended, or assigned into."""
+    return _names_where(stmts, lambda s: isinstance(s, (ir.Append, ir.SetItem)))
+
+
+def _inplace_names(stmts: list[ir.Stmt]) -> set[str]:
+    return _names_where(stmts, lambda s: isinstance(s, ir.Assign) and s.inplace)
+
+
+def _empty_container(e: ir.Expr) -> str:
+    if isinstance(e, ir.ListLit) and not e.items:
+        return "list"
+    if isinstance(e, ir.DictLit) and not e.keys:
+        return "dict"
+    return ""
+
+
+def _wider(t: Type, have: Type) -> bool:
+    """A container type whose elements the ``have`` container's widen to (list[int] -> list[float])."""
+    if t.kind == "list" and have.kind == "list":
+        return widens_to(have.elem, t.elem)
+    if isinstance(t, DictType) and isinstance(have, DictType):
+        return widens_to(have.value, t.value)
+    return False
 
 
 def _breaks(stmts: list[ir.Stmt]) -> bool:

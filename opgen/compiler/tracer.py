@@ -24,6 +24,7 @@ from typing import Any
 
 from opgen.compiler import ir, pipeline_intrinsic
 from opgen.compiler.annotations import parse_annotation
+from opgen.compiler.types import TupleType
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope, read_module
 
@@ -40,7 +41,7 @@ COMPARE_OPS = {
 UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Invert: "operator.invert"}
 # Builtins the compiler implements itself (see ir.Builtin), and those only meaningful where Python iterates.
 BUILTINS = {"len", "float", "int", "bool", "abs", "round", "min", "max", "sum", "any", "all", "sorted", "list",
-            "isinstance"}
+            "isinstance", "dict"}
 ITERATORS = {"range", "enumerate", "zip", "reversed"}
 # Builtins that consume an iterable: a generator expression may be their only argument.
 CONSUMERS = {"min", "max", "sum", "any", "all", "sorted", "list"}
@@ -90,10 +91,8 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Lambda: ("a lambda", "write the expression inline, or define a function with def"),
     ast.GeneratorExp: ("a generator expression here", "use a list comprehension [...], or pass it to sum(), "
                                                       "any(), all(), min(), max(), sorted() or list()"),
-    ast.DictComp: ("a dict comprehension", "build a list instead, or keep the table as a module constant"),
     ast.SetComp: ("a set comprehension", "use a list comprehension"),
     ast.Set: ("a set literal", "use a list"),
-    ast.Dict: ("a dict literal inside the function", "make it a module-level constant"),
     ast.JoinedStr: ("an f-string", "concatenate with +"),
     ast.NamedExpr: ("an assignment expression (:=)", "assign in its own statement"),
     ast.Await: ("await", "compiled functions are synchronous"),
@@ -111,6 +110,11 @@ def trace_file(path: Path, function: str) -> tuple[ir.Function, ModuleScope]:
         known = ", ".join(sorted(scope.functions)) or "none"
         raise CompileError(f"{path} has no module-level function {function!r}", hint=f"functions in it: {known}")
     return Tracer(scope, fn).function(), scope
+
+
+def retrace(fn: ir.Function) -> ir.Function:
+    """A fresh, untyped trace of a compiled (not helper) function, for typing it again."""
+    return Tracer(fn.scope, fn.scope.functions[fn.name]).function()
 
 
 def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[str] = frozenset(),
@@ -162,6 +166,9 @@ class Tracer:
                 param = ir.Param(arg.arg, None, None)
             else:
                 ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno)
+                if isinstance(ann.type, TupleType):
+                    raise self.error(arg, f"parameter {arg.arg!r}: a tuple parameter is not supported by opgen compile",
+                                     "pass a list (list[int]) or one parameter per item")
                 param = ir.Param(arg.arg, ann.type, ann.flavor)
             if default is not None:
                 try:
@@ -204,22 +211,26 @@ class Tracer:
             declared = parse_annotation(self.scope, s.annotation, f"variable {ast.unparse(s.target)!r}", s.lineno).type
             return [ir.Assign(s.lineno, self.target(s.target), self.expr(s.value), declared)]
         if isinstance(s, ast.AugAssign):
-            if not isinstance(s.target, ast.Name):
-                return [ir.Assign(s.lineno, self.target(s.target), ir.Const(s.lineno, 0))]  # target() raises
-            name = self.target(s.target)
             op = BINARY_OPS[type(s.op)]
+            if isinstance(s.target, ast.Subscript):  # d[k] += 1: d[k] = d[k] + 1, the key read once each way
+                name, index = self.item_target(s.target)
+                current = ir.Index(s.lineno, ir.Var(s.lineno, name), index)
+                value = ir.Op(s.lineno, op, [current, self.expr(s.value)], {}, ast.unparse(s))
+                return [ir.SetItem(s.lineno, name, index, value)]
+            name = self.target(s.target)
             value = ir.Op(s.lineno, op, [ir.Var(s.lineno, name), self.expr(s.value)], {}, ast.unparse(s))
-            return [ir.Assign(s.lineno, name, value)]
+            return [ir.Assign(s.lineno, name, value, inplace=True)]
         if isinstance(s, ast.Expr):
             call = s.value
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append":
-                owner = call.func.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                    and call.func.attr in ("append", "extend"):
+                owner, method = call.func.value, call.func.attr
                 if not isinstance(owner, ast.Name) or owner.id not in self.locals:
                     raise self.error(s, f"{ast.unparse(call.func)}() is not supported by opgen compile",
-                                     "append only to a list variable of this function")
+                                     f"{method} only to a list variable of this function")
                 if len(call.args) != 1 or call.keywords:
-                    raise self.error(s, "append takes exactly one argument")
-                return [ir.Append(s.lineno, owner.id, self.expr(call.args[0]))]
+                    raise self.error(s, f"{method} takes exactly one argument")
+                return [ir.Append(s.lineno, owner.id, self.expr(call.args[0]), extend=method == "extend")]
             if isinstance(call, ast.Constant) and isinstance(call.value, str):
                 return []  # a string used as a comment
             raise self.error(s, "an expression statement (its value is thrown away) is not supported by opgen compile",
@@ -268,14 +279,30 @@ class Tracer:
     def assignment(self, s: ast.stmt, target: ast.expr, value: ast.expr) -> ir.Stmt:
         if isinstance(target, (ast.Tuple, ast.List)):
             return ir.Unpack(s.lineno, self.loop_target(target), self.expr(value, tuple_ok=True))
+        if isinstance(target, ast.Subscript):
+            # Python evaluates the value before the target's subscript.
+            value_ir = self.expr(value)
+            name, index = self.item_target(target)
+            return ir.SetItem(s.lineno, name, index, value_ir)
         return ir.Assign(s.lineno, self.target(target), self.expr(value))
+
+    def item_target(self, t: ast.Subscript) -> tuple[str, ir.Expr]:
+        """``xs[i]`` or ``d[k]`` as an assignment's target: a local list or dict variable, one index."""
+        if not isinstance(t.value, ast.Name) or t.value.id not in self.locals:
+            raise self.error(t, f"assigning into {ast.unparse(t.value)} is not supported by opgen compile",
+                             "assign into a list or dict variable of this function (copy a parameter first: "
+                             "out = list(xs))")
+        if isinstance(t.slice, (ast.Slice, ast.Tuple)):
+            raise self.error(t, f"assigning to a slice or a multi-dimensional index ({ast.unparse(t)}) is not "
+                                "supported by opgen compile", "assign one element at a time")
+        return t.value.id, self.expr(t.slice)
 
     def target(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):
             return t.id
         if isinstance(t, ast.Subscript):
-            raise self.error(t, "assigning into an element is not supported by opgen compile",
-                             "build a new list with a comprehension instead")
+            raise self.error(t, f"assigning into {ast.unparse(t)} here is not supported by opgen compile",
+                             "assign into an element in its own statement: xs[i] = v")
         raise self.error(t, f"assigning to {ast.unparse(t)} is not supported by opgen compile", "assign to a plain name")
 
     def loop_target(self, t: ast.expr) -> ir.Target:
@@ -323,6 +350,13 @@ class Tracer:
             return self.list_comp(e, e.generators, e.elt)
         if isinstance(e, ast.List):
             return ir.ListLit(line, [self.expr(x) for x in e.elts])
+        if isinstance(e, ast.Dict):
+            if any(k is None for k in e.keys):
+                raise self.error(e, "** unpacking in a dict literal is not supported by opgen compile",
+                                 "copy the dict with a comprehension, then assign the extra keys")
+            return ir.DictLit(line, [self.expr(k) for k in e.keys], [self.expr(v) for v in e.values])
+        if isinstance(e, ast.DictComp):
+            return self.list_comp(e, e.generators, e.value, key=e.key)
         if isinstance(e, ast.Attribute):
             return self.attribute(e)
         raise self.unsupported(e)
@@ -508,6 +542,8 @@ class Tracer:
                     return ir.Builtin(e.lineno, "size_of" if args else "shape", [self.expr(func.value), *args])
                 if func.attr in VIEW_METHODS:
                     return self.axes_view_method(e, func.attr, self.expr(func.value), args, kwargs)
+                if func.attr == "get" and 1 <= len(args) <= 2 and not kwargs:  # d.get(k), d.get(k, default)
+                    return ir.Builtin(e.lineno, "dict_get", [self.expr(func.value), *args])
                 # x.sum(axis=0): which op depends on x's type (propagation)
                 return ir.MethodCall(e.lineno, "", args, kwargs, ast.unparse(e), method=func.attr,
                                      receiver=self.expr(func.value))
@@ -566,6 +602,8 @@ class Tracer:
             if len(e.args) != 2 or e.keywords:
                 raise self.error(e, "isinstance() takes (value, type)")
             return ir.Builtin(e.lineno, name, [self.expr(e.args[0]), ir.Const(e.lineno, self.type_names(e.args[1]))])
+        if name == "dict":
+            return self.dict_call(e)
         allowed = {"sorted": {"reverse"}, "sum": {"start"}}.get(name, set())
         given = {k.arg for k in e.keywords if k.arg is not None}
         if given - allowed:
@@ -576,6 +614,25 @@ class Tracer:
         iterates = name in CONSUMERS and (name not in ("min", "max") or len(e.args) == 1)
         args, kwargs = self.call_args(e, iterable_first=iterates)
         return ir.Builtin(e.lineno, name, args, kwargs)
+
+    def dict_call(self, e: ast.Call) -> ir.Expr:
+        """``dict()``, ``dict(a=1)``, ``dict(d)`` (a copy) and ``dict(pairs)`` (``dict(zip(keys, values))``,
+        ``dict(d.items())``: a dict comprehension over the pairs)."""
+        if any(k.arg is None for k in e.keywords) or any(isinstance(a, ast.Starred) for a in e.args):
+            raise self.error(e, "dict(**d) and dict(*args) are not supported by opgen compile", "copy it: dict(d)")
+        if len(e.args) > 1 or (e.args and e.keywords):
+            raise self.error(e, "dict() takes one mapping or iterable of pairs, or keywords, here",
+                             "build it with a dict literal or a comprehension")
+        if not e.args:
+            return ir.DictLit(e.lineno, [ir.Const(e.lineno, k.arg) for k in e.keywords],
+                              [self.expr(k.value) for k in e.keywords])
+        arg = e.args[0]
+        source = self.iterable(arg)
+        if isinstance(source, ir.Iteration):
+            names = ("_pair_key", "_pair_value")
+            value = ir.Var(e.lineno, names[1])
+            return ir.ListComp(e.lineno, value, [ir.Generator(names, source, [])], key=ir.Var(e.lineno, names[0]))
+        return ir.Builtin(e.lineno, "dict", [source])
 
     def type_names(self, node: ast.expr) -> str:
         nodes = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -653,7 +710,7 @@ class Tracer:
         return ir.PipelineEmbed(e.lineno, info.name, given["texts"], ast.unparse(e))
 
     def list_comp(self, e: ast.expr, generators: list[ast.comprehension], elt: ast.expr, *,
-                  lazy: bool = False) -> ir.Expr:
+                  lazy: bool = False, key: ast.expr | None = None) -> ir.Expr:
         out = []
         pushed = 0
         try:
@@ -668,10 +725,11 @@ class Tracer:
                 self.comprehension_vars += names
                 pushed += len(names)
                 out.append(ir.Generator(target, source, [self.expr(c) for c in g.ifs]))
+            key_ir = self.expr(key) if key is not None else None
             value = self.expr(elt)
         finally:
             del self.comprehension_vars[len(self.comprehension_vars) - pushed:]
-        return ir.ListComp(e.lineno, value, out, lazy=lazy)
+        return ir.ListComp(e.lineno, value, out, lazy=lazy, key=key_ir)
 
     def loop_target_in_comprehension(self, t: ast.expr) -> ir.Target:
         if isinstance(t, (ast.Tuple, ast.List)):

@@ -2,8 +2,9 @@
 
 A compiled function's values have exactly the types kernels take (opgen.spec.nativetypes:
 int, float, bool, str, list[scalar], tensor[dtype]), so type propagation can ask the
-registry about them directly. Dicts exist only for tables: module constants and
-parameters that are looked up by key, never passed to a kernel.
+registry about them directly. Str-keyed dicts (module tables, parameters, locals built by
+item assignment, results) and tuples (a helper's or the compiled function's result) are
+the compiler's own: never passed to a kernel.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class DictType:
 
 @dataclass(frozen=True)
 class TupleType:
-    """A helper function's tuple result (``return q, k``), only ever unpacked by its caller."""
+    """A tuple result (``return q, k``): a helper's, unpacked by its caller, or the compiled function's,
+    handed to the host one out-parameter per item (entry_abi.result_slots)."""
 
     items: tuple  # of Type
 
@@ -51,9 +53,21 @@ def tensor_of(dtype_name: str) -> NativeType:
 def parse(text: str) -> Type:
     """Inverse of str() for every compiler type (manifests store types as text)."""
     text = text.strip()
+    if text.startswith("tuple[") and text.endswith("]"):
+        return TupleType(tuple(parse(part) for part in _top_level_parts(text[len("tuple["):-1])))
     if text.startswith("dict[str,") and text.endswith("]"):
         return DictType(parse_type(text[len("dict[str,"):-1]))
     return parse_type(text)
+
+
+def _top_level_parts(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
 
 
 # Python's implicit numeric widening: bool -> int -> float. Used where Python would mix

@@ -5,7 +5,8 @@
 //
 //   int -> BigInt (a Number that is a safe integer is accepted as an argument)
 //   float -> Number       bool -> Boolean       str -> String (UTF-8 across the boundary)
-//   list[T] -> Array      dict[str, T] -> plain Object or Map
+//   list[T] -> Array      dict[str, T] -> plain Object or Map (a result: a Map, in insertion order)
+//   tuple[...] (results only) -> Array
 //   tensor[dtype] -> Tensor {dtype, shape, data: TypedArray}  (Float32Array for float32, ...)
 //
 // Errors the kernels report are thrown as OpgenError whose `name` is the Python exception
@@ -65,7 +66,9 @@ class Tensor {
 // "list[int]" -> {kind: 'list', elem: {kind: 'scalar', name: 'int'}}, "tensor[float32]", "dict[str, float]".
 function parseType(text) {
   const t = text.trim();
-  let m = /^dict\[str,\s*(.+)\]$/.exec(t);
+  let m = /^tuple\[(.+)\]$/.exec(t);
+  if (m) return { kind: 'tuple', items: topLevelParts(m[1]).map(parseType) };
+  m = /^dict\[str,\s*(.+)\]$/.exec(t);
   if (m) return { kind: 'dict', value: parseType(m[1]) };
   m = /^list\[(.+)\]$/.exec(t);
   if (m) return { kind: 'list', elem: parseType(m[1]) };
@@ -73,6 +76,41 @@ function parseType(text) {
   if (m) return { kind: 'tensor', dtype: m[1] };
   if (['int', 'float', 'bool', 'str'].includes(t)) return { kind: 'scalar', name: t };
   throw new TypeError(`unknown type ${text}`);
+}
+
+function topLevelParts(text) {
+  const parts = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    if (text[i] === '[') depth += 1;
+    else if (text[i] === ']') depth -= 1;
+    else if (text[i] === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+// The out-parameters a result is written to (entry_abi.result_slots): a dict is its keys' list and
+// its values' list, a tuple its items' slots, in order.
+function resultSlots(t) {
+  if (t.kind === 'tuple') return t.items.flatMap(resultSlots);
+  if (t.kind === 'dict') return [{ kind: 'list', elem: { kind: 'scalar', name: 'str' } }, { kind: 'list', elem: t.value }];
+  return [t];
+}
+
+// A result read slot by slot: a dict as a Map (insertion order and any key kept exactly), a tuple as an Array.
+function assemble(t, values) {
+  if (t.kind === 'tuple') return t.items.map((item) => assemble(item, values));
+  if (t.kind === 'dict') {
+    const keys = values.next().value;
+    const vals = values.next().value;
+    return new Map(keys.map((k, i) => [k, vals[i]]));
+  }
+  return values.next().value;
 }
 
 function manifestPath(p) {
@@ -112,7 +150,8 @@ function loadCompiled(p) {
   const lib = koffi.load(path.join(path.dirname(file), manifest.library));
   const params = manifest.params.map((q) => ({ ...q, t: parseType(q.type) }));
   const returns = parseType(manifest.returns.type);
-  const argTypes = params.flatMap((q) => cParams(q.t)).concat([outParam(returns), koffi.out(koffi.pointer(ErrorInfo))]);
+  const slots = resultSlots(returns);
+  const argTypes = params.flatMap((q) => cParams(q.t)).concat(slots.map(outParam), [koffi.out(koffi.pointer(ErrorInfo))]);
   const fn = lib.func(manifest.symbol, 'int32_t', argTypes);
   const free = lib.func('void opgen_free(void *p)');
 
@@ -127,11 +166,12 @@ function loadCompiled(p) {
       }
       cargs.push(...marshal(q.name, q.t, value));
     });
-    const out = returns.kind === 'scalar' && returns.name !== 'str' ? [returns.name === 'int' ? 0n : 0] : {};
+    const outs = slots.map((t) => (t.kind === 'scalar' && t.name !== 'str' ? [t.name === 'int' ? 0n : 0] : {}));
     const err = {};
-    const status = fn(...cargs, out, err);
+    const status = fn(...cargs, ...outs, err);
     if (status !== 0) throw new OpgenError(ERROR_NAMES[status] || 'RuntimeError', err.message || `status ${status}`);
-    return unmarshal(returns, out, free);
+    if (slots.length === 1) return unmarshal(returns, outs[0], free);
+    return assemble(returns, slots.map((t, i) => unmarshal(t, outs[i], free))[Symbol.iterator]());
   };
   // Named arguments, as Python callers write them: f.named({text: [...], task: 'query'}).
   call.named = (values) => call(...params.map((q) => values[q.name]));

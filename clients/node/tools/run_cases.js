@@ -3,7 +3,7 @@
 // (tests/compile_support.py): node run_cases.js CASES.json RESULTS.json
 //
 // CASES.json: {"cases": [{"library": DIR, "args": [ENCODED, ...]}, ...]} where an encoded value
-// is JSON, or {"$int": "123"} (BigInt), {"$float": "nan"}, {"$dict": [[k, v], ...]} (a Map),
+// is JSON, or {"$int": "123"} (BigInt), {"$float": "nan"}, {"$dict": [[k, v], ...]} (a Map, both ways),
 // {"$tensor": {dtype, shape, b64}}. RESULTS.json: [{"value": ENCODED} | {"error": {name, message}}].
 const fs = require('node:fs');
 const { loadCompiled, Tensor } = require('..');
@@ -31,6 +31,7 @@ function encode(v) {
   if (typeof v === 'bigint') return { $int: v.toString() };
   if (typeof v === 'number') return { $float: Object.is(v, -0) ? '-0.0' : String(v) };
   if (Array.isArray(v)) return v.map(encode);
+  if (v instanceof Map) return { $dict: [...v.entries()].map(([k, x]) => [k, encode(x)]) };
   if (v instanceof Tensor) {
     const bytes = Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength);
     return { $tensor: { dtype: v.dtype, shape: v.shape, b64: bytes.toString('base64') } };

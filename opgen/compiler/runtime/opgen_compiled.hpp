@@ -740,6 +740,61 @@ inline std::string slice_str(const std::string& s, const IndexPart& p) {
 }
 
 // Truthiness, as Python's bool(x) and `if x:` see it (nan is true).
+// ---------------------------------------------------------------- lists and dicts changed in place
+
+// xs[i] = v, with Python's negative indices and its IndexError.
+template <class T, class V>
+void set_item(std::vector<T>& xs, int64_t i, V&& v) {
+  const int64_t n = static_cast<int64_t>(xs.size());
+  if (i < -n || i >= n) raise(ErrorKind::Index, "list assignment index out of range");
+  xs[static_cast<size_t>(i < 0 ? i + n : i)] = static_cast<T>(std::forward<V>(v));
+}
+
+template <class T>
+void extend(std::vector<T>& xs, const std::vector<T>& ys) {
+  if (&xs == &ys) {  // xs.extend(xs) doubles it, as Python's does
+    const std::vector<T> copy = ys;
+    xs.insert(xs.end(), copy.begin(), copy.end());
+  } else {
+    xs.insert(xs.end(), ys.begin(), ys.end());
+  }
+}
+
+template <class T>
+std::vector<T> concat(const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<T> r;
+  r.reserve(a.size() + b.size());
+  r.insert(r.end(), a.begin(), a.end());
+  r.insert(r.end(), b.begin(), b.end());
+  return r;
+}
+
+// [0] * n and "-" * n: n <= 0 gives an empty one, as in Python.
+template <class T>
+std::vector<T> repeat(const std::vector<T>& xs, int64_t n) {
+  std::vector<T> r;
+  if (n <= 0 || xs.empty()) return r;
+  if (static_cast<uint64_t>(n) > r.max_size() / xs.size()) throw std::bad_alloc();  // Python's MemoryError
+  r.reserve(xs.size() * static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) r.insert(r.end(), xs.begin(), xs.end());
+  return r;
+}
+
+inline std::string repeat_str(const std::string& s, int64_t n) {
+  std::string r;
+  if (n <= 0 || s.empty()) return r;
+  if (static_cast<uint64_t>(n) > r.max_size() / s.size()) throw std::bad_alloc();
+  r.reserve(s.size() * static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) r += s;
+  return r;
+}
+
+// d.get(k, default): the default already has the result's type (the value widens to it).
+template <class T, class D>
+D dict_get(const Dict<T>& d, const std::string& key, const D& fallback) {
+  return d.contains(key) ? static_cast<D>(d.at(key)) : fallback;
+}
+
 inline bool truthy(bool v) { return v; }
 inline bool truthy(int64_t v) { return v != 0; }
 inline bool truthy(double v) { return v != 0.0; }
