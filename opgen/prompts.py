@@ -62,6 +62,8 @@ STRING_KINDS_TEXT = {
     "mixed_text": "texts mixing words in any case with accents, other scripts, CJK, digits, ASCII and Unicode "
                   "punctuation, control and zero-width characters, combining marks, whitespace runs of every kind, "
                   "words over 100 characters, special-token literals, arbitrary Unicode, and empty strings",
+    "text_pieces": "short strings (separators, affixes, characters to strip: ' ', ',', 'a', 'ab', tab, newline, "
+                   "ideographic space, U+001F, a combining mark, 'ß', and the empty string) that occur in the texts",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "

@@ -8,6 +8,7 @@ their memory (copied first: a reference must never see the candidate's buffers).
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import math
 import operator
@@ -19,8 +20,13 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def resolve(dotted: str) -> Callable[..., Any]:
-    """Import ``package.module.attr`` (the longest importable module prefix wins)."""
+    """Import ``package.module.attr`` (the longest importable module prefix wins), or a builtin type's
+    method (``str.strip``)."""
     parts = dotted.split(".")
+    if len(parts) == 2 and isinstance(getattr(builtins, parts[0], None), type):  # str.strip: a builtin type's method
+        obj = getattr(getattr(builtins, parts[0]), parts[1], None)
+        if callable(obj):
+            return obj
     for cut in range(len(parts) - 1, 0, -1):
         try:
             obj: Any = importlib.import_module(".".join(parts[:cut]))
@@ -434,3 +440,9 @@ def bpe_encode(vocab: list[str], merges: list[int], added: list[int], texts: lis
     flattened as ``wordpiece_encode``'s result: ids, then attention masks."""
     tok = gemma_bpe_tokenizer(vocab, merges, added, add_bos, add_eos, max_length)
     return flatten_encodings(tok.encode_batch(list(texts))) if texts else []
+
+
+def split_whitespace(s: str, maxsplit: int = -1) -> list[str]:
+    """``s.split()`` / ``s.split(None, maxsplit)``: the native overload has no sep parameter (None
+    is not a str), so the reference passes the None itself."""
+    return s.split(None, maxsplit)

@@ -72,6 +72,9 @@ any_int = st.one_of(small_int, small_int, st.integers(*INT64), st.sampled_from([
 any_float = st.one_of(st.floats(-100, 100), st.floats(allow_nan=True, allow_infinity=True),
                       st.sampled_from([0.0, -0.0, 0.5, 1.5, 2.5, -2.5]))
 text = st.text(alphabet=st.sampled_from("abeiouAE xyzé日-"), max_size=8)
+# What the text functions meet: separators, punctuation and whitespace beyond ASCII (U+3000, U+001F,
+# which Python's split() and strip() treat as whitespace), and multi-byte letters.
+prose = st.text(alphabet=st.sampled_from("abAé日 ,;=.!?/-\n\t\u3000\x1f"), max_size=24)
 ARRAY_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
 
@@ -147,6 +150,21 @@ CASES: dict[str, Case] = {
     "pad_ids": Case(st.tuples(st.lists(st.integers(-5, 5), max_size=6), st.integers(-2, 8), st.integers(-1, 1))),
     # "=" * width fills memory for a huge width, in Python as compiled.
     "title_rule": Case(st.tuples(text, st.integers(-3, 60))),
+    "normalize_whitespace": Case(st.tuples(prose)),
+    "clean_prompts": Case(st.tuples(st.lists(prose, max_size=5))),
+    "parse_csv_row": Case(st.tuples(prose)),
+    "parse_key_values": Case(st.tuples(prose)),
+    "word_counts": Case(st.tuples(prose)),
+    "strip_prefix": Case(st.tuples(prose, st.sampled_from(["", "a", "ab", " ", "é日"]))),
+    "file_stem": Case(st.tuples(prose)),
+    "truncate_words": Case(st.tuples(prose, st.integers(-2, 6))),
+    "chat_prompt": Case(st.tuples(prose, st.lists(prose, max_size=4))),
+    "tokenize_simple": Case(st.tuples(prose, st.dictionaries(st.sampled_from(["a", "ab", ",", "A", "é日"]),
+                                                              st.integers(0, 9), max_size=4), st.integers(-1, 1))),
+    "strip_lines": Case(st.tuples(prose)),
+    "is_question": Case(st.tuples(prose)),
+    "split_sentences": Case(st.tuples(prose)),
+    "tag_lines": Case(st.tuples(prose, st.sampled_from(["", "> ", "a"]))),
     "sliding_sums": Case(st.tuples(st.lists(st.integers(-10**6, 10**6), max_size=8), st.integers(-1, 4))),
 }
 

@@ -355,9 +355,9 @@ class _Emitter:
             return f"{name}()"
         ctype = cpp_type(e.type)
         # Children first, so temporaries are numbered in the order they are computed.
-        if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n, "-" * 40: moved by the compiler, no kernel
+        if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n: moved by the compiler, no kernel
             args = [self.value(a) for a in e.bound]
-            fn = {"list_concat": "concat", "list_repeat": "repeat", "str_repeat": "repeat_str"}[e.native]
+            fn = {"list_concat": "concat", "list_repeat": "repeat"}[e.native]
             t = self.temp()
             self.out.add(f"{ctype} {t} = opgen::compiled::{fn}({', '.join(args)});  // {e.source}")
         elif isinstance(e, ir.Op):

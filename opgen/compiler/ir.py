@@ -64,7 +64,7 @@ class Op(Expr):
     kwargs: dict[str, Expr]
     source: str  # the Python text, for messages and comments
     # Filled by type propagation:
-    native: str = ""  # a container operation the compiler emits itself (list + list, "-" * 40), not a kernel
+    native: str = ""  # a list operation the compiler emits itself (xs + ys, [0] * n), not a kernel
     called: str = ""  # the library name the call binds against (a method's ndarray.sum), when not ``op``
     library_bound: bool = False  # args/kwargs are the native parameters' now (opgen.spec.library_signature)
     bound: list[Expr] = field(default_factory=list)  # arguments in the kernel's parameter order

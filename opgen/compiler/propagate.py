@@ -731,7 +731,12 @@ class Propagator:
                 continue
             self.library_defaults(spec, sig, pm, bound, named, e.line)
             positional = []
-            for n in native:  # the leading native parameters stay positional (operators take no keywords)
+            # The leading native parameters stay positional (operators take no keywords), in the order
+            # of the first overload that has every bound parameter: overloads may order them
+            # differently (str.split's (s, maxsplit) and (s, sep, maxsplit)).
+            fits = [o for o in spec.overloads if set(named) <= {p.name for p in o.sig.params}]
+            order = [p.name for p in fits[0].sig.params] if fits else native
+            for n in order:
                 if n not in named:
                     break
                 positional.append(named.pop(n))
@@ -799,10 +804,13 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
-        if e.op in ("operator.add", "operator.mul") and len(args) == 2 and not kwargs and (
-                any(a.kind == "list" for a in args) or (e.op == "operator.mul" and STR in args and
-                                                         any(a in (INT, BOOL) for a in args))):
+        if e.op in ("operator.add", "operator.mul") and len(args) == 2 and not kwargs and \
+                any(a.kind == "list" for a in args):
             return self.sequence_operator(e, args)
+        if e.op == "operator.mul" and len(args) == 2 and args[1] == STR and args[0] in (INT, BOOL):
+            # 3 * "ab" is "ab" * 3: the str_repeat kernel takes the str first (both operands are pure)
+            e.args.reverse()
+            args.reverse()
         try:
             r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
         except MissingOp as missing:
@@ -821,8 +829,8 @@ class Propagator:
         return r.overload.sig.returns
 
     def sequence_operator(self, e: ir.Op, args: list[Type]) -> Type:
-        """``xs + ys`` (a new list), ``[0] * n`` and ``"-" * 40`` (repetition; n <= 0 gives an empty one):
-        Python's own sequence operators, emitted by the compiler (they move values, no kernel computes)."""
+        """``xs + ys`` (a new list) and ``[0] * n`` (repetition; n <= 0 gives an empty one): Python's list
+        operators, emitted by the compiler (they move values, no kernel computes). A str's are kernels."""
         a, b = args
         if e.op == "operator.add":
             if a.kind != "list" or b.kind != "list":
@@ -839,11 +847,11 @@ class Propagator:
                                     "holds one", "convert the elements first: [float(v) for v in xs]")
             e.native, e.bound = "list_concat", list(e.args)
             return a
-        seq, count = (0, 1) if a.kind == "list" or a == STR else (1, 0)
+        seq, count = (0, 1) if a.kind == "list" else (1, 0)
         if args[count] not in (INT, BOOL):
             raise self.error(e, f"{e.source}: a {args[seq]} repeated by a {args[count]} (Python raises TypeError)",
                              "repeat by an int")
-        e.native = "list_repeat" if args[seq].kind == "list" else "str_repeat"
+        e.native = "list_repeat"
         e.bound = [e.args[seq], self.coerce(e.args[count], args[count], INT, "")]
         return args[seq]
 

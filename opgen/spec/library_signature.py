@@ -9,7 +9,8 @@ arguments onto the native parameters. The same signatures let a test hold every 
 its library's.
 
 Sources, in order: ``inspect.signature`` (Python functions, NumPy's functions and ufuncs, ``str``
-and ``ndarray`` methods, ``operator``); for torch's builtins and ``Tensor`` methods, which have no
+and ``ndarray`` methods, ``operator``), or the documented signature of a builtin method CPython
+gives none (``str.startswith``); for torch's builtins and ``Tensor`` methods, which have no
 Python signature, the ATen schemas (``torch._C._jit_get_schemas_for_operator``), each schema one
 candidate, as torch's own argument parser tries them. opgen's own ops (``opgen.*``) have no
 library: their spec's signature is their Python signature.
@@ -91,8 +92,23 @@ def _signatures(name: str) -> tuple[LibrarySignature, ...]:
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return ()
+        sig = _DOCUMENTED.get(name)
+        if sig is None:
+            return ()
     return (LibrarySignature(name, tuple(_param(p) for p in sig.parameters.values()), "inspect"),)
+
+
+def _positional_only(*names_defaults: tuple[str, Any]) -> inspect.Signature:
+    kind = inspect.Parameter.POSITIONAL_ONLY
+    return inspect.Signature([inspect.Parameter(n, kind, default=d) for n, d in names_defaults])
+
+
+# Builtin methods CPython gives no text signature, as their documentation writes them
+# (``str.startswith(prefix[, start[, end]])``: all positional-only).
+_DOCUMENTED = {
+    f"str.{m}": _positional_only(("self", EMPTY), (arg, EMPTY), ("start", None), ("end", None))
+    for m, arg in (("startswith", "prefix"), ("endswith", "suffix"))
+}
 
 
 def _param(p: inspect.Parameter) -> LibraryParam:

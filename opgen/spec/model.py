@@ -107,7 +107,10 @@ class Domain(Strict):
     # byte-fallback pieces, pieces built by joining others, added-token literals);
     # "bpe_text": what Gemma's tokenizer meets (mixed_text and the vocabulary's alphabet,
     # spaces, literal ▁, added-token literals and near misses). See opgen/verify/bpe_strategies.py.
-    strings: Literal["unicode", "mixed_text", "wordpiece_vocab", "bpe_vocab", "bpe_text"] = "unicode"
+    # "text_pieces": short strings over mixed_text's commonest characters (separators, affixes,
+    # strip sets: " ", ",", "a", "ab", "\t", "ä", ...), the empty string among them, so that they
+    # occur in the drawn texts.
+    strings: Literal["unicode", "mixed_text", "text_pieces", "wordpiece_vocab", "bpe_vocab", "bpe_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
     # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:

@@ -615,6 +615,8 @@ def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
     """One string of a ``str`` parameter whose domain names a ``strings`` kind."""
     if dom.strings == "mixed_text":
         return text_strategies.mixed_text()
+    if dom.strings == "text_pieces":
+        return text_strategies.text_pieces()
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
         return bpe_strategies.string_strategy(dom.strings)
     raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")
@@ -626,4 +628,5 @@ def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
         return text_strategies.wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
         return bpe_strategies.string_list_strategy(dom.strings, dom.max_len)
-    return st.lists(text_strategies.mixed_text(), max_size=dom.max_len if dom.max_len is not None else 8)
+    items = text_strategies.text_pieces() if dom.strings == "text_pieces" else text_strategies.mixed_text()
+    return st.lists(items, max_size=dom.max_len if dom.max_len is not None else 8)

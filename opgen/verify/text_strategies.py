@@ -74,6 +74,15 @@ SEGMENTS = st.tuples(
 ).map("".join)
 
 
+# Separators, affixes and strip sets that occur in mixed_text's texts.
+PIECES = (" ", ",", ", ", "a", "ab", "ba", "aa", "\t", "\n", "  ", ".", "ä", "中", "Straße", "ß", "\u3000",
+          "\x1f", "\u0301", "[CLS]")
+
+
+def text_pieces() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(PIECES), _one_of_chars(TEXT_LETTERS[:6] + " ,.\t", 0, 3))
+
+
 def mixed_text(max_segments: int = 24) -> st.SearchStrategy[str]:
     return st.lists(SEGMENTS, max_size=max_segments).map("".join)
 

@@ -769,7 +769,7 @@ std::vector<T> concat(const std::vector<T>& a, const std::vector<T>& b) {
   return r;
 }
 
-// [0] * n and "-" * n: n <= 0 gives an empty one, as in Python.
+// [0] * n: n <= 0 gives an empty list, as in Python.
 template <class T>
 std::vector<T> repeat(const std::vector<T>& xs, int64_t n) {
   std::vector<T> r;
@@ -777,15 +777,6 @@ std::vector<T> repeat(const std::vector<T>& xs, int64_t n) {
   if (static_cast<uint64_t>(n) > r.max_size() / xs.size()) throw std::bad_alloc();  // Python's MemoryError
   r.reserve(xs.size() * static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) r.insert(r.end(), xs.begin(), xs.end());
-  return r;
-}
-
-inline std::string repeat_str(const std::string& s, int64_t n) {
-  std::string r;
-  if (n <= 0 || s.empty()) return r;
-  if (static_cast<uint64_t>(n) > r.max_size() / s.size()) throw std::bad_alloc();
-  r.reserve(s.size() * static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) r += s;
   return r;
 }
 
