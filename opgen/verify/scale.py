@@ -754,7 +754,7 @@ class _Builder:
                     args[p.name] = [long_text(self.rng, size, alphabet), long_text(self.rng, 300, alphabet), ""]
                 elif t.name == "str" and dom.choices is None:
                     args[p.name] = long_text(self.rng, size)
-                elif t.name == "int" and any(q.type.name == "str" for q in params):
+                elif t.name == "int" and dom.choices is None and any(q.type.name == "str" for q in params):
                     # an int beside a string repeats it (str * n): a few repeats keep it to megabytes
                     hi = int(dom.max) if dom.max is not None else 8
                     args[p.name] = min(hi, int(self.rng.integers(2, 9)))
