@@ -197,7 +197,7 @@ class _Emitter:
         elif isinstance(s, ir.SetItem):
             value = self.value(s.value)
             index = self.value(s.index)
-            if isinstance(self.fn_type(s.name), DictType):
+            if isinstance(self.fn.locals[s.name], DictType):  # never a parameter: those are refused
                 self.out.add(f"{self.names[s.name]}.put({index}, {_moved(value)});")
             else:
                 self.out.add(f"opgen::compiled::set_item({self.names[s.name]}, {index}, {_moved(value)});")
@@ -236,9 +236,6 @@ class _Emitter:
             self.unpack(s)
         else:
             raise AssertionError(type(s).__name__)
-
-    def fn_type(self, name: str) -> Type:
-        return self.fn.locals.get(name) or next(p.type for p in self.fn.params if p.name == name)
 
     def unpack(self, s: ir.Unpack) -> None:
         names = s.target

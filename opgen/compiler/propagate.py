@@ -117,10 +117,10 @@ def python_type(value: Any) -> Type | None:
 
 class Propagator:
     def __init__(self, fn: ir.Function, resolver: OpResolver, helpers: _Helpers,
-                 hints: dict[str, Type] | None = None):
+                 hints: _Hints | None = None):
         self.fn = fn
-        self.hints = hints if hints is not None else {}  # empty containers' types learnt on earlier tries
-        self.guesses: dict[str, Type] = getattr(hints, "guesses", {})  # element types to guess, by name
+        self.hints = hints if hints is not None else _Hints()  # empty containers' types learnt on earlier tries
+        self.guesses = self.hints.guesses  # element types to guess, by name
         self.guessed: dict[str, Type] = {}  # empty containers whose type no use has fixed yet
         self.guess_reads: dict[str, tuple[int, int]] = {}  # name -> (assigned at, first read at) while guessed
         self.inferred: set[str] = set()  # containers typed by what is put in them, not by an annotation
