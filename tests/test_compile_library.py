@@ -184,3 +184,30 @@ def test_synthesize_missing_admits_the_op_through_the_provider_and_goes_on(tmp_p
     assert shift([1, -2, 2**62], 3) == [4, 1, 2**62 + 3]
     with pytest.raises(OverflowError):
         shift([2**63 - 1], 1)
+
+
+def test_synthesis_waits_for_the_types_an_abandoned_guess_would_have_asked_for(tmp_path: Path) -> None:
+    """``out[-1] * 2`` is typed while ``out = []`` is still guessed list[int]; the append then shows it
+    holds floats and typing starts again. Only the overloads of the settled typing are synthesized:
+    never operator.mul [int], which only the abandoned guess called."""
+    from opgen.compiler import compile_function
+    from opgen.project import Project
+
+    root = make_project(tmp_path / "project")  # an empty registry: every op is missing
+    shipped, specs = Registry(CHECKOUT / "generated"), load_all(CHECKOUT / "specs")
+    asked = []
+
+    def synthesize(spec, overload):  # stands in for the provider: the shipped entry, asked for once each
+        asked.append((spec.op, overload.name))
+        return shipped.lookup(spec.op, [str(p.type) for p in overload.sig.params], specs)
+
+    source = tmp_path / "running.py"
+    source.write_text("def running(xs: list[float]) -> list[float]:\n"
+                      "    out = []\n"
+                      "    for x in xs:\n"
+                      "        prev = out[-1] * 2 if out else 0.0\n"
+                      "        out.append(x + prev)\n"
+                      "    return out\n")
+    compile_function(Project(root), source, "running", tmp_path / "out", synthesize=synthesize)
+    assert sorted(asked) == [("operator.add", "float"), ("operator.mul", "float")]
+    assert load_compiled(tmp_path / "out")([1.0, 2.0, 0.5]) == [1.0, 4.0, 8.5]

@@ -22,7 +22,7 @@ from opgen.registry import Entry, Registry
 from opgen.spec.model import Overload, Spec, load_all
 from opgen.synthesize import synthesize_overload
 from opgen.compiler import link
-from opgen.compiler.emit_cpp import Kernel, kernels_of, render
+from opgen.compiler.emit_cpp import Kernel, function_expressions, kernels_of, render
 from opgen.compiler.errors import CompileError
 from opgen.compiler.pipeline_intrinsic import link_pipelines
 from opgen.compiler.propagate import propagate
@@ -86,6 +86,7 @@ def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, sourc
     fn, _scope = trace_file(source, function)
     resolver = OpResolver(specs, registry, target, synthesize)
     fn = propagate(fn, resolver)
+    resolver.settle(function_expressions(fn))
     pipelines = link_pipelines(project, fn, target)
     cpp = render(fn, _label(source, project.root))
     kernels = kernels_of(fn)

@@ -17,6 +17,7 @@ from typing import Callable
 from opgen.registry import Entry, Registry, TARGET_DIRS
 from opgen.spec.model import TARGET_IDS, Overload, Spec
 from opgen.spec.names import spec_named
+from opgen.compiler import ir
 from opgen.compiler.errors import MissingOp
 from opgen.compiler.types import Type, widens_to
 
@@ -33,7 +34,7 @@ Synthesizer = Callable[[Spec, Overload], Entry]
 class Resolution:
     spec: Spec
     overload: Overload
-    entry: Entry
+    entry: Entry | None  # None until OpResolver.settle() where the overload is to be synthesized
     params: list[str]  # kernel parameter names, in order
     widened: list[bool]  # per parameter: the argument is converted to the parameter's type
 
@@ -48,6 +49,10 @@ class OpResolver:
         self.target = target
         self.synthesize = synthesize
         self.synthesized: list[Entry] = []  # entries this compilation admitted itself
+        # Overloads to synthesize once typing has settled (see settle): typing may be retried with
+        # another element type for an empty container, and an overload only an abandoned try
+        # called must not be synthesized.
+        self.pending: dict[tuple[str, str], tuple[Spec, Overload]] = {}
 
     def resolve(self, op: str, args: list[Type], kwargs: dict[str, Type], where: str) -> Resolution:
         shown = _call_types(args, kwargs)
@@ -84,9 +89,23 @@ class OpResolver:
                 raise MissingOp(f"no verified {self.target} kernel for {op}({', '.join(param_types)}) "
                                 f"[overload {overload.name}]: {exc}", op=op, arg_types=param_types, command=command,
                                 where=where, hint=f"run `{command}` (or compile with --synthesize-missing)") from None
-            entry = self.synthesize(spec, overload)
-            self.synthesized.append(entry)
+            self.pending[(op, overload.name)] = (spec, overload)
+            entry = None  # filled by settle()
         return Resolution(spec, overload, entry, params, widened)
+
+    def settle(self, expressions) -> None:
+        """Synthesizes the missing overloads the typed function calls (``expressions``: all of its
+        and its helpers'), once each, and gives their calls the admitted entries."""
+        admitted: dict[tuple[str, str], Entry] = {}
+        for e in expressions:
+            if not isinstance(e, ir.Op) or e.spec is None or e.entry is not None:
+                continue
+            key = (e.spec.op, e.overload.name)
+            if key not in admitted:
+                spec, overload = self.pending[key]
+                admitted[key] = self.synthesize(spec, overload)
+                self.synthesized.append(admitted[key])
+            e.entry = admitted[key]
 
 
 def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type], *,
