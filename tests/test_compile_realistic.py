@@ -165,6 +165,11 @@ CASES: dict[str, Case] = {
     "is_question": Case(st.tuples(prose)),
     "split_sentences": Case(st.tuples(prose)),
     "tag_lines": Case(st.tuples(prose, st.sampled_from(["", "> ", "a"]))),
+    "split_at_pivot": Case(st.tuples(st.lists(prose, max_size=6), prose)),
+    "is_strictly_sorted": Case(st.tuples(st.one_of(st.lists(prose, max_size=5),
+                                                   st.lists(prose, max_size=5).map(lambda xs: sorted(set(xs)))))),
+    "latest_version": Case(st.tuples(st.lists(st.sampled_from(["v1", "v1.2", "v10", "v2", "1.0", "vé", "v", ""]),
+                                              max_size=5), st.sampled_from(["", "v0", "v1.5"]))),
     "sliding_sums": Case(st.tuples(st.lists(st.integers(-10**6, 10**6), max_size=8), st.integers(-1, 4))),
 }
 

@@ -97,3 +97,55 @@ def tag_lines(text: str, tag: str) -> list[str]:
             continue
         out.append(line if line.startswith(tag) else tag + line)
     return out
+
+
+def split_at_pivot(words: list[str], pivot: str) -> tuple[list[str], list[str]]:
+    """Words before and from a pivot in code point order, as a shard router or a merge step splits them."""
+    before, after = [], []
+    for w in words:
+        if w < pivot:
+            before.append(w)
+        else:
+            after.append(w)
+    return before, after
+
+
+def is_strictly_sorted(vocab: list[str]) -> bool:
+    """Whether a vocabulary list is strictly increasing, as a binary-search lookup needs it."""
+    for i in range(1, len(vocab)):
+        if not vocab[i - 1] < vocab[i]:
+            return False
+    return True
+
+
+def ascii_letter_share(text: str) -> float:
+    """The share of characters that are ASCII letters (a quick language or noise filter)."""
+    letters = 0
+    for ch in text:
+        if "a" <= ch <= "z" or "A" <= ch <= "Z":
+            letters += 1
+    return letters / len(text) if text else 0.0
+
+
+def latest_version(tags: list[str], default: str) -> str:
+    """The greatest release tag in code point order, or the default when there are none."""
+    best = default
+    for t in tags:
+        if t.startswith("v") and t > best:
+            best = t
+    return best
+
+
+def sorted_vocabulary(words: list[str]) -> list[str]:
+    """The distinct words of a batch in code point order, as a tokenizer's build step writes them."""
+    seen = {}
+    for w in words:
+        seen[w] = True
+    return sorted(seen.keys())
+
+
+def word_range(words: list[str]) -> str:
+    """The least and greatest word, as a sharded index labels its key range."""
+    if not words:
+        return ""
+    return min(words) + ".." + max(w for w in words)
