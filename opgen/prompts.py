@@ -64,6 +64,9 @@ STRING_KINDS_TEXT = {
                   "words over 100 characters, special-token literals, arbitrary Unicode, and empty strings",
     "text_pieces": "short strings (separators, affixes, characters to strip: ' ', ',', 'a', 'ab', tab, newline, "
                    "ideographic space, U+001F, a combining mark, 'ß', and the empty string) that occur in the texts",
+    "format_specs": "Python format specs, [[fill]align][sign][z][#][0][width][grouping][.precision][type], every "
+                    "field present or absent: valid ones, ones Python refuses for this type, malformed ones (',_', "
+                    "'.' without digits, two type codes, unknown codes), fills of any code point, and the empty spec",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "

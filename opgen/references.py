@@ -446,3 +446,13 @@ def split_whitespace(s: str, maxsplit: int = -1) -> list[str]:
     """``s.split()`` / ``s.split(None, maxsplit)``: the native overload has no sep parameter (None
     is not a str), so the reference passes the None itself."""
     return s.split(None, maxsplit)
+
+
+def format_int(value: int, format_spec: str = "") -> str:
+    """``format(value, format_spec)`` on an int, where the native result is UTF-8: type ``c`` of a
+    surrogate code point (U+D800-U+DFFF) is a str Python can hold and UTF-8 cannot, so the native
+    kernels raise ValueError for it, and so does this reference."""
+    out = format(value, format_spec)
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in out):
+        raise ValueError(f"format({value}, {format_spec!r}) is a surrogate code point, which UTF-8 cannot hold")
+    return out

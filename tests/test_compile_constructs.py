@@ -43,6 +43,8 @@ CASES: dict[str, list[tuple]] = {
     "unpack_list": [([1, 2, 3],), ([1, 2],), ([1, 2, 3, 4],)],
     "is_int": [(True,), (False,)],
     "none_checks": [(0, ""), (5, "a")],
+    "flag_formats": [(True, 7), (False, -12345)],
+    "formatted_pieces": [(1.5, "héllo"), (-0.0, ""), (NAN, "日本語"), (1e16, "ab"), (-INF, "x")],
 }
 
 

@@ -804,6 +804,8 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        if e.op == "builtins.format" and args and args[0] == BOOL:
+            self.format_bool(e, args, assigned)
         if e.op in ("operator.add", "operator.mul") and len(args) == 2 and not kwargs and \
                 any(a.kind == "list" for a in args):
             return self.sequence_operator(e, args)
@@ -827,6 +829,18 @@ class Propagator:
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
         return r.overload.sig.returns
+
+    def format_bool(self, e: ir.Op, args: list[Type], assigned: set[str]) -> None:
+        """format(flag, spec): bool's __format__ is str(flag) ("True") for the empty spec and int's
+        for any other ("{flag:d}" is "1"), where the int overload takes it widened."""
+        spec = e.args[1] if len(e.args) > 1 else e.kwargs.get("format_spec")
+        if spec is None or (isinstance(spec, ir.Const) and spec.value == ""):
+            e.args[0] = ir.IfExp(e.line, e.args[0], ir.Const(e.line, "True"), ir.Const(e.line, "False"))
+            args[0] = self.expr(e.args[0], assigned)
+        elif not isinstance(spec, ir.Const):
+            raise self.error(e, f"{e.source}: formatting a bool with a spec known only at run time is not "
+                                "supported by opgen compile (an empty spec gives 'True', any other formats 1 or 0)",
+                             "write the spec as a literal, or convert first: int(flag) or str(flag)")
 
     def sequence_operator(self, e: ir.Op, args: list[Type]) -> Type:
         """``xs + ys`` (a new list) and ``[0] * n`` (repetition; n <= 0 gives an empty one): Python's list

@@ -93,7 +93,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
                                                       "any(), all(), min(), max(), sorted() or list()"),
     ast.SetComp: ("a set comprehension", "use a list comprehension"),
     ast.Set: ("a set literal", "use a list"),
-    ast.JoinedStr: ("an f-string", "concatenate with +"),
     ast.NamedExpr: ("an assignment expression (:=)", "assign in its own statement"),
     ast.Await: ("await", "compiled functions are synchronous"),
     ast.Yield: ("yield", "return a list"),
@@ -359,7 +358,42 @@ class Tracer:
             return self.list_comp(e, e.generators, e.value, key=e.key)
         if isinstance(e, ast.Attribute):
             return self.attribute(e)
+        if isinstance(e, ast.JoinedStr):
+            return self.f_string(e)
         raise self.unsupported(e)
+
+    def f_string(self, e: ast.JoinedStr) -> ir.Expr:
+        """``f"{name}: {score:.3f}"`` is what Python compiles it to: each replacement field
+        format(value, spec) (``builtins.format``'s kernels; ``!s`` is str() first), the pieces
+        concatenated left to right with str's ``+``."""
+        pieces: list[ir.Expr] = []
+        for part in e.values:
+            if isinstance(part, ast.Constant):
+                pieces.append(self.constant(e, part.value))
+                continue
+            assert isinstance(part, ast.FormattedValue)
+            if part.conversion in (ord("r"), ord("a")):
+                raise self.error(part, f"the !{chr(part.conversion)} conversion (repr() or ascii() of the value) is not "
+                                       "supported by opgen compile", "drop it: {x} formats x as str(x) does")
+            spec = ""
+            if part.format_spec is not None:
+                assert isinstance(part.format_spec, ast.JoinedStr)
+                if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
+                    raise self.error(part, "a replacement field inside a format spec ({x:{width}}) is not supported "
+                                           "by opgen compile", "write the spec out ({x:>8}), or pad with str methods")
+                spec = "".join(v.value for v in part.format_spec.values)  # type: ignore[attr-defined]
+            value = self.expr(part.value)
+            source = ast.unparse(part.value)
+            if part.conversion == ord("s"):
+                value = ir.Op(e.lineno, "builtins.format", [value, ir.Const(e.lineno, "")], {}, f"str({source})")
+            pieces.append(ir.Op(e.lineno, "builtins.format", [value, ir.Const(e.lineno, spec)], {},
+                                f"format({source}, {spec!r})"))
+        if not pieces:
+            return ir.Const(e.lineno, "")
+        out = pieces[0]
+        for piece in pieces[1:]:
+            out = ir.Op(e.lineno, "operator.add", [out, piece], {}, ast.unparse(e))
+        return out
 
     def compare(self, e: ast.Compare) -> ir.Expr:
         """``a < b < c`` is ``a < b and b < c`` with b evaluated once in Python; compiled ops are
@@ -520,9 +554,17 @@ class Tracer:
 
     def call(self, e: ast.Call) -> ir.Expr:
         func = e.func
+        if isinstance(func, ast.Attribute) and func.attr == "join" and len(e.args) == 1 and not e.keywords \
+                and isinstance(e.args[0], ast.GeneratorExp):
+            # sep.join(f(x) for x in xs): str.join makes a list of its argument before joining
+            # (PySequence_Fast), so the generator is exactly the list comprehension.
+            g = e.args[0]
+            e = ast.copy_location(ast.Call(func, [ast.copy_location(ast.ListComp(g.elt, g.generators), g)], []), e)
         builtin = self.builtin_name(func)
         if builtin in BUILTINS:
             return self.builtin(e, builtin)
+        if builtin in ("str", "format"):
+            return self.format_call(e, builtin)
         if builtin in ITERATORS:
             raise self.error(e, f"{builtin}() is supported only where Python iterates over it",
                              f"loop over it (for ... in {builtin}(...)), or make a list: list({builtin}(...))")
@@ -554,6 +596,19 @@ class Tracer:
         if op in VIEW_FUNCTIONS:
             return self.axes_view_function(e, op, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def format_call(self, e: ast.Call, builtin: str) -> ir.Expr:
+        """``str(x)`` is ``format(x, "")`` for the values compiled code holds (int, float, str, bool);
+        ``format(x, spec)`` is ``builtins.format``'s kernel, as an f-string's field is."""
+        args, kwargs = self.call_args(e)
+        if builtin == "str":
+            if len(args) != 1 or kwargs:
+                raise self.error(e, "str() with other than one argument is not supported by opgen compile",
+                                 "str(x) converts one value; decode bytes before compiling")
+            return ir.Op(e.lineno, "builtins.format", [args[0], ir.Const(e.lineno, "")], {}, ast.unparse(e))
+        if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"format_spec"}:
+            raise self.error(e, "format() takes a value and a format spec", "write format(x) or format(x, spec)")
+        return ir.Op(e.lineno, "builtins.format", args, kwargs, ast.unparse(e))
 
     def axes_view_function(self, e: ast.Call, op: str, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
         """np.swapaxes(x, 0, 1), torch.transpose(x, -2, -1), torch.permute(x, (0, 2, 1)), ...: views."""

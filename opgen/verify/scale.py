@@ -752,6 +752,11 @@ class _Builder:
                 elif t.kind == "list" and t.elem.name == "str":
                     alphabet = string.ascii_lowercase if wordpiece else string.ascii_letters
                     args[p.name] = [long_text(self.rng, size, alphabet), long_text(self.rng, 300, alphabet), ""]
+                elif dom.strings == "format_specs":
+                    # a spec that pads the result out to the grown size: the output grows, not the spec
+                    pad = ["{}>{}", "{}^{}", "{}<{}", "{}={}"][int(self.rng.integers(0, 4))]
+                    args[p.name] = pad.format(["*", "中", " "][int(self.rng.integers(0, 3))], size)
+                    notes.append(f"format spec {args[p.name]!r}")
                 elif t.name == "str" and dom.choices is None:
                     args[p.name] = long_text(self.rng, size)
                 elif t.name == "int" and dom.choices is None and any(q.type.name == "str" for q in params):

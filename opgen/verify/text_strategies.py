@@ -105,3 +105,62 @@ def wordpiece_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
                            unique=True, max_size=room), label="longer pieces")
     pieces = list(dict.fromkeys(singles + longer))[:room]
     return draw(st.permutations(list(BERT_SPECIAL_TOKENS) + pieces), label="vocabulary order")
+
+
+# Python's format-spec mini-language, [[fill]align][sign][z][#][0][width][grouping][.precision][type].
+# Half the specs are well formed for one value type (str, int or float), fill, alignment and width
+# drawn often (what f-strings use most) and the rarer fields now and then; the rest take every
+# field present or absent at random, so specs Python refuses for one type but not another (','
+# with 'x', a precision on an int, '=' on a str) and malformed ones (',_', a '.' with no digits,
+# two type codes, an unknown code) occur too. Fills include multi-byte code points and the
+# characters the grammar itself uses.
+FORMAT_FILLS = (" ", "*", "0", "_", ",", "=", "<", ".", "#", "z", "é", "中", "\u3000", "\U0001f600")
+FORMAT_TYPES = tuple("bcdoxXneEfFgG%s") + ("q", "A", "é", "ss")
+FORMAT_FAMILY_TYPES = {"str": ("", "s"), "int": ("", "b", "c", "d", "o", "x", "X", "n"),
+                       "float": ("", "e", "E", "f", "F", "g", "G", "n", "%")}
+FORMAT_GROUPINGS = (",", "_", ",_", "_,", ",,")
+
+
+def _optional(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(st.just(""), strategy)
+
+
+def _often(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(strategy, strategy, strategy, st.just(""))
+
+
+def _rarely(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(st.just(""), st.just(""), st.just(""), strategy)
+
+
+_FILL_ALIGN = st.one_of(st.sampled_from("<>=^"), st.tuples(st.sampled_from(FORMAT_FILLS), st.sampled_from("<>=^")).map("".join))
+_WIDTH = st.one_of(st.integers(0, 12), st.integers(0, 40), st.integers(0, 300)).map(str)
+_PRECISION = st.one_of(st.integers(0, 8), st.integers(0, 20), st.integers(0, 60)).map(lambda p: f".{p}")
+
+
+@st.composite
+def _well_formed_spec(draw: st.DrawFn) -> str:
+    family = draw(st.sampled_from(sorted(FORMAT_FAMILY_TYPES)))
+    numeric = family != "str"
+    parts = [
+        draw(_often(_FILL_ALIGN if numeric else _FILL_ALIGN.filter(lambda f: not f.endswith("=")))),
+        draw(_rarely(st.sampled_from("+- "))) if numeric else "",
+        draw(_rarely(st.just("z"))) if family == "float" else "",
+        draw(_rarely(st.just("#"))) if numeric else "",
+        draw(_rarely(st.just("0"))),
+        draw(_often(_WIDTH)),
+        draw(_rarely(st.sampled_from(",_"))) if numeric else "",
+        draw(_optional(_PRECISION)) if family != "int" else "",
+        draw(st.sampled_from(FORMAT_FAMILY_TYPES[family])),
+    ]
+    return "".join(parts)
+
+
+def format_specs() -> st.SearchStrategy[str]:
+    precision = st.one_of(_PRECISION, st.just("."))
+    fields = st.tuples(_optional(_FILL_ALIGN), _optional(st.sampled_from("+- ")), _optional(st.just("z")),
+                       _optional(st.just("#")), _optional(st.just("0")), _optional(_WIDTH),
+                       _optional(st.sampled_from(FORMAT_GROUPINGS)), _optional(precision),
+                       _optional(st.sampled_from(FORMAT_TYPES)))
+    return st.one_of(_well_formed_spec(), _well_formed_spec(), _well_formed_spec(), fields.map("".join),
+                     st.just(""), text_pieces())

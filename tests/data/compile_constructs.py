@@ -92,3 +92,13 @@ def is_int(flag: bool) -> bool:
 def none_checks(x: int, s: str) -> list[bool]:
     """`is None` folds: a compiled value never is None."""
     return [x is None, x is not None, None is s, s is not None]
+
+
+def flag_formats(flag: bool, n: int) -> list[str]:
+    """bool's __format__: str(flag) for the empty spec, int's for any other."""
+    return [f"{flag}", str(flag), format(flag), f"{flag:d}", f"{flag:>5}", f"{n!s:>4}|{flag!s:^7}"]
+
+
+def formatted_pieces(x: float, s: str) -> str:
+    """An f-string of literal text only, one of a lone field, and nested ones."""
+    return f"plain" + f"{x}" + f"<{s:*^9.2}>{x:+08.2f}{{braces}}"

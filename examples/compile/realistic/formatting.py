@@ -1,0 +1,51 @@
+"""Output formatting as people write it around inference: f-strings with format specs, str() and
+format(), for log lines, tables, progress bars and CSV."""
+
+
+def score_lines(labels: list[str], scores: list[float]) -> list[str]:
+    """One "label: score" line per prediction, scores to three decimals."""
+    return [f"{label}: {score:.3f}" for label, score in zip(labels, scores)]
+
+
+def progress_line(done: int, total: int) -> str:
+    """A progress counter with its percentage, the columns kept aligned."""
+    percent = 100.0 * done / total if total else 0.0
+    return f"[{done:>5}/{total:<5}] {percent:5.1f}%"
+
+
+def table_row(name: str, count: int, share: float) -> str:
+    """A Markdown table row: the name left-aligned, the count grouped, the share as a percentage."""
+    return f"| {name:<12} | {count:>10,} | {share:>8.2%} |"
+
+
+def training_log(step: int, loss: float, lr: float, done: bool) -> str:
+    """A training log line: zero-padded step, fixed-point loss, scientific learning rate, a flag."""
+    return f"step {step:06d} loss={loss:.4f} lr={lr:.2e} done={done}"
+
+
+def hex_ids(ids: list[int]) -> str:
+    """Token ids as two-digit hex, space-separated, as a debug dump shows them."""
+    return " ".join(f"{i:02x}" for i in ids)
+
+
+def human_size(n: int) -> str:
+    """A byte count in the largest unit that keeps it at or above one, to one decimal."""
+    size = float(n)
+    for unit in ["B", "KiB", "MiB", "GiB"]:
+        if abs(size) < 1024.0:
+            return f"{size:.1f} {unit}"
+        size /= 1024.0
+    return f"{size:.1f} TiB"
+
+
+def csv_line(values: list[float]) -> str:
+    """A CSV row of floats written as str() writes them (shortest round-trip, nan and inf too)."""
+    return ",".join(str(v) for v in values)
+
+
+def numbered_labels(labels: list[str]) -> list[str]:
+    """Labels with their 1-based index and a centred title column."""
+    out = []
+    for i, label in enumerate(labels, 1):
+        out.append(str(i) + ". " + format(label, "^9") + "|")
+    return out
