@@ -102,6 +102,11 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
 }
 
 
+def _format_op(line: int, value: ir.Expr, spec: str, source: str) -> ir.Op:
+    """format(value, spec) with a literal spec: an f-string field, str(value) (the empty spec)."""
+    return ir.Op(line, "builtins.format", [value, ir.Const(line, spec)], {}, source)
+
+
 def trace_file(path: Path, function: str) -> tuple[ir.Function, ModuleScope]:
     scope = read_module(path)
     fn = scope.functions.get(function)
@@ -385,9 +390,8 @@ class Tracer:
             value = self.expr(part.value)
             source = ast.unparse(part.value)
             if part.conversion == ord("s"):
-                value = ir.Op(e.lineno, "builtins.format", [value, ir.Const(e.lineno, "")], {}, f"str({source})")
-            pieces.append(ir.Op(e.lineno, "builtins.format", [value, ir.Const(e.lineno, spec)], {},
-                                f"format({source}, {spec!r})"))
+                value = _format_op(e.lineno, value, "", f"str({source})")
+            pieces.append(_format_op(e.lineno, value, spec, f"format({source}, {spec!r})"))
         if not pieces:
             return ir.Const(e.lineno, "")
         out = pieces[0]
@@ -605,7 +609,7 @@ class Tracer:
             if len(args) != 1 or kwargs:
                 raise self.error(e, "str() with other than one argument is not supported by opgen compile",
                                  "str(x) converts one value; decode bytes before compiling")
-            return ir.Op(e.lineno, "builtins.format", [args[0], ir.Const(e.lineno, "")], {}, ast.unparse(e))
+            return _format_op(e.lineno, args[0], "", ast.unparse(e))
         if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"format_spec"}:
             raise self.error(e, "format() takes a value and a format spec", "write format(x) or format(x, spec)")
         return ir.Op(e.lineno, "builtins.format", args, kwargs, ast.unparse(e))
