@@ -21,7 +21,8 @@ from opgen.project import Project
 def bench(
     ops: Optional[list[str]] = typer.Argument(None, help="Ops to benchmark (default: every op with bench cases), or `embeddings` for the native embedding pipeline against sentence-transformers and ONNX Runtime."),
     model: str = typer.Option("all-minilm-l6-v2", "--model", help="With `embeddings`: the model."),
-    engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, sentence-transformers, onnxruntime)."),
+    engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, sentence-transformers, onnxruntime, onnxruntime-int8)."),
+    sentences: int = typer.Option(64, "--sentences", min=1, help="With `embeddings`: how many of the varied sentences to embed."),
     cold_start: bool = typer.Option(True, "--cold-start/--no-cold-start", help="With `embeddings`: also measure cold start and peak memory in fresh processes."),
     target: Optional[list[str]] = typer.Option(None, "--target", help="Only these targets (cpp, rust, ...)."),
     overload: Optional[list[str]] = typer.Option(None, "--overload", help="Only these overloads (repeatable: --overload f32 --overload tensor_f32)."),
@@ -32,7 +33,7 @@ def bench(
 ) -> None:
     """Each verified kernel's speed beside its reference (NumPy/PyTorch) on the spec's bench shapes."""
     if ops == ["embeddings"]:
-        _bench_embeddings(model, tuple(engine or ()), rounds, cold_start, as_json, root)
+        _bench_embeddings(model, tuple(engine or ()), rounds, cold_start, sentences, as_json, root)
         return
     try:
         with json_output(as_json), progress("bench", None) as tracker:
@@ -70,33 +71,43 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.3f}"
 
 
-def _bench_embeddings(model: str, engines: tuple[str, ...], rounds: int, cold_start: bool, as_json: bool,
+def _bench_embeddings(model: str, engines: tuple[str, ...], rounds: int, cold_start: bool, n: int, as_json: bool,
                       root: Optional[Path]) -> None:
     try:
         with json_output(as_json), progress("bench embeddings", None) as tracker:
             project = Project.locate(root)
-            result = embeddings_bench.run(model, engines=engines or embeddings_bench.ENGINES, rounds=rounds,
+            result = embeddings_bench.run(model, engines=engines or embeddings_bench.ENGINES, rounds=rounds, n=n,
                                           project=project.root, cold=cold_start, progress=tracker.step)
     except OpgenError as exc:
         fail(exc)
     if as_json:
         emit_json(result)
         return
+    fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
     table = Table("engine", "batch 1 (sentences/s)", "batch 32 (sentences/s)", "cold start (s)", "peak memory (MiB)",
-                  "min cosine to sentence-transformers")
-    cos = result["min_cosine_to_sentence_transformers"]
+                  "cosine to sentence-transformers (min / mean)")
+    cos = result["cosine_to_sentence_transformers"]
     for name, f in result["engines"].items():
-        fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+        c = cos.get(name)
         table.add_row(name, fmt(f["per_second"].get("1"), ".1f"), fmt(f["per_second"].get("32"), ".1f"),
                       fmt(f["cold_start_s"], ".2f"), fmt(f["peak_rss_mib"], ".0f"),
-                      "reference" if name == "sentence-transformers" else fmt(cos.get(name), ".7f"))
+                      "reference" if name == embeddings_bench.REFERENCE else
+                      "-" if c is None else f"{c['min']:.4f} / {c['mean']:.4f}")
     out.print(table)
-    mine = result["engines"].get("opgen")
-    others = {k: v for k, v in result["engines"].items() if k != "opgen"}
-    if mine and others:
-        for batch in ("1", "32"):
-            best = max(others.items(), key=lambda kv: kv[1]["per_second"][batch])
-            out.print(f"batch {batch}: opgen / fastest other ({best[0]}) = "
-                      f"{mine['per_second'][batch] / best[1]['per_second'][batch]:.2f}x", highlight=False)
+    for name, f in result["engines"].items():
+        if "stages_ms_per_sentence" in f:
+            stages = Table(f"{name}: ms per sentence", *f["stages_ms_per_sentence"]["1"])
+            for batch, row in f["stages_ms_per_sentence"].items():
+                stages.add_row(f"batch {batch}", *(f"{v:.3f}" for v in row.values()))
+            out.print(stages)
+    engines_run = result["engines"]
+    for mine, theirs in (("opgen", "onnxruntime"), ("opgen", "onnxruntime-int8"), ("opgen", "sentence-transformers")):
+        if mine in engines_run and theirs in engines_run:
+            ratios = ", ".join(f"batch {b}: {engines_run[mine]['per_second'][b] / engines_run[theirs]['per_second'][b]:.2f}x"
+                               for b in engines_run[mine]["per_second"])
+            out.print(f"{mine} / {theirs}: {ratios}", highlight=False)
+    for name, f in engines_run.items():
+        if "how" in f:
+            out.print(f"{name}: {f['how']}", highlight=False)
     out.print(f"{result['sentences']} sentences, {result['threads']} threads for every engine, "
               f"median of {result['rounds']} interleaved rounds", highlight=False)

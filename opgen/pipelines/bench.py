@@ -1,15 +1,19 @@
 """``opgen bench embeddings``: the native pipeline beside sentence-transformers (PyTorch)
-and ONNX Runtime, on the same sentences, machine and thread count, in one run.
+and ONNX Runtime in float32 and int8, on the same sentences, machine and thread count, in one run.
 
 Throughput (sentences per second) at batch 1 and batch 32, the engines interleaved round
 by round so that load from elsewhere hits all of them alike; cold start (a fresh Python
 process, from its launch to its first embedding) and peak memory (that process's maximum
 resident set after embedding a batch of 32), each measured in its own subprocess. The
-engines' embeddings are compared too: a fast wrong answer is not a result.
+engines' embeddings are compared with sentence-transformers' (the reference): a fast wrong
+answer is not a result. For opgen, the time per sentence in each stage (tokenize, encoder,
+pooling, and what the host adds around them) at each batch size.
 
-ONNX Runtime runs the model exported by torch.onnx (dynamo exporter) once and cached in
-.opgen-cache/onnx/, with tokenization by Hugging Face `tokenizers` and mean pooling and
-normalisation in NumPy: the usual way to serve this model with ORT.
+ONNX Runtime runs the model as its users do (opgen.pipelines.onnx_baseline: the standard
+export, fused by ONNX Runtime's transformer optimizer, and its dynamic int8 quantization),
+with tokenization by Hugging Face `tokenizers` and mean pooling and normalisation in NumPy.
+A batch is padded to its longest sentence there, as sentence-transformers pads it; opgen
+packs a batch's sentences without padding.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from typing import Any, Callable
 import numpy as np
 
 from opgen.bench import SETTLE_SECONDS
-from opgen.build.cpp import cache_root
 from opgen.errors import OpgenError
+from opgen.pipelines import onnx_baseline
 from opgen.pipelines.client import Client
 from opgen.pipelines.models import resolve
 
-ENGINES = ("opgen", "sentence-transformers", "onnxruntime")
+ENGINES = ("opgen", "sentence-transformers", "onnxruntime", "onnxruntime-int8")
+REFERENCE = "sentence-transformers"
+STAGES = ("tokenize", "encoder", "pooling")
 BATCH_SIZES = (1, 32)
 
 # A varied, fixed set: short and long, punctuation, accents, numbers, non-Latin scripts.
@@ -69,7 +75,8 @@ class EngineFigures:
     per_second: dict[int, float] = field(default_factory=dict)  # batch size -> sentences per second
     cold_start_s: float | None = None
     peak_rss_mib: float | None = None
-    note: str = ""
+    # batch size -> stage -> milliseconds per sentence (opgen only: its glue times its stages)
+    stages_ms: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 def _threads() -> int:
@@ -78,12 +85,18 @@ def _threads() -> int:
 
 # ---------------------------------------------------------------------- the engines, in-process
 
-def opgen_engine(model: str, root: Path | None) -> Callable[[list[str]], np.ndarray]:
+class OpgenEngine:
+    """texts -> embeddings through the native pipeline; ``stage_seconds`` reads its glue's clocks."""
 
-    client = Client(root=root)
-    info = client._model(model)
-    pipeline = client._pipeline(info)
-    return lambda texts: pipeline.embed(texts)[0]
+    def __init__(self, model: str, root: Path | None):
+        client = Client(root=root)
+        self.pipeline = client._pipeline(client._model(model))
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        return self.pipeline.embed(texts)[0]
+
+    def stage_seconds(self) -> tuple[float, ...] | None:
+        return self.pipeline.stage_seconds()
 
 
 def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
@@ -92,89 +105,34 @@ def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
     # heavy (the dev extra; loads torch and transformers); only this comparison needs it
     from sentence_transformers import SentenceTransformer
 
-
     torch.set_num_threads(_threads())
     st = SentenceTransformer(str(resolve(model).locate()), device="cpu")
     return lambda texts: st.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
 
 
-def onnx_path(model: str) -> Path:
-    """The model exported to ONNX once (dynamo exporter), cached by the model files' identity."""
-
-    model_dir = resolve(model).locate()
-    weights = model_dir / "model.safetensors"
-    key = f"{resolve(model).name}-{weights.stat().st_size}-{int(weights.stat().st_mtime)}"
-    path = cache_root() / "onnx" / f"{key}.onnx"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # torch takes seconds to import; only this path needs it
-        import torch
-        # heavy (the dev extra; loads torch); only this comparison needs it
-        from transformers import AutoModel
-
-        class LastHidden(torch.nn.Module):
-            def __init__(self, m: torch.nn.Module):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, attention_mask):  # noqa: D102
-                return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-        m = AutoModel.from_pretrained(str(model_dir)).eval()
-        example = (torch.ones(2, 16, dtype=torch.int64), torch.ones(2, 16, dtype=torch.int64))
-        dims = {0: "batch", 1: "sequence"}
-        tmp = path.with_suffix(".tmp.onnx")
-        torch.onnx.export(LastHidden(m), example, str(tmp), input_names=["input_ids", "attention_mask"],
-                          output_names=["last_hidden_state"], dynamo=True,
-                          dynamic_axes={"input_ids": dims, "attention_mask": dims, "last_hidden_state": dims})
-        tmp.replace(path)
-    return path
-
-
-def ort_engine(model: str) -> Callable[[list[str]], np.ndarray]:
-    # heavy (the dev extra); only the ONNX Runtime comparison needs it
-    import onnxruntime as ort
-    # the dev extra's tokenizers: only this reference needs it
-    from tokenizers import Tokenizer
-
-
-    model_dir = resolve(model).locate()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = _threads()
-    session = ort.InferenceSession(str(onnx_path(model)), options, providers=["CPUExecutionProvider"])
-    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tok.enable_truncation(256)
-    tok.enable_padding()
-
-    def embed(texts: list[str]) -> np.ndarray:
-        enc = tok.encode_batch(texts)
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        (h,) = session.run(None, {"input_ids": ids, "attention_mask": mask})
-        m = mask[:, :, None].astype(np.float32)
-        pooled = (h * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
-        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-
-    return embed
-
-
 def make_engine(name: str, model: str, root: Path | None) -> Callable[[list[str]], np.ndarray]:
     if name == "opgen":
-        return opgen_engine(model, root)
-    if name == "sentence-transformers":
+        return OpgenEngine(model, root)
+    if name == REFERENCE:
         return st_engine(model)
     if name == "onnxruntime":
-        return ort_engine(model)
+        return onnx_baseline.embedder(model, "float32", _threads())
+    if name == "onnxruntime-int8":
+        return onnx_baseline.embedder(model, "int8", _threads())
     raise OpgenError(f"unknown engine {name!r}", hint=f"choose from {', '.join(ENGINES)}")
 
 
 # ---------------------------------------------------------------------- measurements
 
+def _batches(texts: list[str], batch: int) -> list[list[str]]:
+    return [texts[i:i + batch] for i in range(0, len(texts), batch)]
+
+
 def throughput(engines: dict[str, Callable[[list[str]], np.ndarray]], texts: list[str], batch: int,
                rounds: int) -> dict[str, float]:
     """Sentences per second for each engine, median over interleaved rounds of the whole set."""
     times: dict[str, list[float]] = {name: [] for name in engines}
-    batches = [texts[i:i + batch] for i in range(0, len(texts), batch)]
+    batches = _batches(texts, batch)
     for name, embed in engines.items():
         embed(batches[0])  # warm-up: first-call allocations, lazy initialisation
     for _ in range(rounds):
@@ -185,6 +143,24 @@ def throughput(engines: dict[str, Callable[[list[str]], np.ndarray]], texts: lis
             times[name].append(time.perf_counter() - start)
             time.sleep(SETTLE_SECONDS)  # idle worker threads of the engine just run stop spinning
     return {name: len(texts) / statistics.median(t) for name, t in times.items()}
+
+
+def stage_breakdown(engine: OpgenEngine, texts: list[str], batch: int, rounds: int) -> dict[str, float] | None:
+    """Milliseconds per sentence in each of opgen's stages, and ``host`` for the rest of a call
+    (ctypes, packing the batch, copying out), medians over `rounds` passes; None for a pipeline
+    library that keeps no clocks."""
+    if engine.stage_seconds() is None:
+        return None
+    passes: list[dict[str, float]] = []
+    for _ in range(rounds):
+        before, start = engine.stage_seconds(), time.perf_counter()
+        for b in _batches(texts, batch):
+            engine(b)
+        wall, after = time.perf_counter() - start, engine.stage_seconds()
+        spent = {stage: a - b for stage, a, b in zip(STAGES, after, before)}
+        spent["host"] = max(wall - sum(spent.values()), 0.0)
+        passes.append({k: v * 1e3 / len(texts) for k, v in spent.items()})
+    return {k: statistics.median(p[k] for p in passes) for k in passes[0]}
 
 
 # Peak memory is VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork+exec, so a child
@@ -202,7 +178,9 @@ print(repr((first, hwm)))
 
 
 def cold_start(engine: str, model: str, project: Path | None) -> tuple[float, float]:
-    """(seconds from process launch to the first embedding, peak RSS in MiB) in a fresh process."""
+    """(seconds from process launch to the first embedding, peak RSS in MiB) in a fresh process.
+    Whatever the engine builds once (the pipeline library, the ONNX export) is built before, in
+    this process: a cold start is a user's second launch, not the first build."""
     script = _COLD_SCRIPT.format(engine=engine, model=model, project=str(project) if project else None)
     launched = time.time()
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)
@@ -212,39 +190,58 @@ def cold_start(engine: str, model: str, project: Path | None) -> tuple[float, fl
     return first - launched, rss_kib / 1024
 
 
-def agreement(outputs: dict[str, np.ndarray]) -> dict[str, float]:
-    """Minimum cosine similarity of each engine's embeddings to sentence-transformers'."""
-    ref = outputs.get("sentence-transformers")
+def agreement(outputs: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Each engine's cosine similarity to sentence-transformers' embeddings: min and mean over the sentences."""
+    ref = outputs.get(REFERENCE)
     if ref is None:
         return {}
-    return {name: float(np.min(np.sum(v * ref, axis=1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))))
-            for name, v in outputs.items() if name != "sentence-transformers"}
+    result = {}
+    for name, v in outputs.items():
+        if name == REFERENCE:
+            continue
+        cos = np.sum(v * ref, axis=1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+        result[name] = {"min": float(np.min(cos)), "mean": float(np.mean(cos))}
+    return result
 
 
 def run(model: str = "all-minilm-l6-v2", *, engines: tuple[str, ...] = ENGINES, rounds: int = 5, n: int = 64,
         project: Path | None = None, cold: bool = True,
         progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        raise OpgenError(f"unknown engine {unknown[0]!r}", hint=f"choose from {', '.join(ENGINES)}")
     texts = sentences(n)
-    progress("loading engines")
-    loaded = {name: make_engine(name, model, project) for name in engines}
+    loaded = {}
+    for name in engines:
+        progress(f"loading {name}")
+        loaded[name] = make_engine(name, model, project)
     outputs = {name: np.asarray(embed(texts)) for name, embed in loaded.items()}
     figures = {name: EngineFigures(name) for name in engines}
     for batch in BATCH_SIZES:
         progress(f"throughput at batch {batch}")
         for name, value in throughput(loaded, texts, batch, rounds).items():
             figures[name].per_second[batch] = value
+        for name, embed in loaded.items():
+            if isinstance(embed, OpgenEngine) and (stages := stage_breakdown(embed, texts, batch, rounds)):
+                figures[name].stages_ms[batch] = stages
     if cold:
         for name in engines:
             progress(f"cold start and peak memory: {name}")
             figures[name].cold_start_s, figures[name].peak_rss_mib = cold_start(name, model, project)
+    baselines = {name: onnx_baseline.build(model, precision).describe()
+                 for name, precision in (("onnxruntime", "float32"), ("onnxruntime-int8", "int8")) if name in engines}
     return {
         "model": model,
         "sentences": n,
         "threads": _threads(),
         "rounds": rounds,
         "engines": {name: {"per_second": {str(b): v for b, v in f.per_second.items()}, "cold_start_s": f.cold_start_s,
-                           "peak_rss_mib": f.peak_rss_mib} for name, f in figures.items()},
-        "min_cosine_to_sentence_transformers": agreement(outputs),
+                           "peak_rss_mib": f.peak_rss_mib,
+                           **({"stages_ms_per_sentence": {str(b): v for b, v in f.stages_ms.items()}}
+                              if f.stages_ms else {}),
+                           **({"how": baselines[name]} if name in baselines else {})}
+                    for name, f in figures.items()},
+        "cosine_to_sentence_transformers": agreement(outputs),
     }
 
 

@@ -102,6 +102,20 @@ class NativePipeline:
             raise OpgenError(f"the native pipeline failed: {err.message.decode(errors='replace')}")
         return out, tokens
 
+    def stage_seconds(self) -> tuple[float, float, float] | None:
+        """Seconds spent tokenizing, in the encoder and pooling since the pipeline opened, or
+        None for a library built before the glue kept the count."""
+        try:
+            fn = self.lib.opgen_pipeline_stage_seconds
+        except AttributeError:
+            return None
+        fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)]
+        fn.restype = None
+        got = (ctypes.c_double * 3)()
+        with self._lock:
+            fn(self.handle, got)
+        return (got[0], got[1], got[2])
+
     def close(self) -> None:
         if self.handle:
             self.lib.opgen_pipeline_close(self.handle)

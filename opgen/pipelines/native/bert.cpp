@@ -35,6 +35,7 @@ struct Bert {
   // Activations, reused from batch to batch.
   std::vector<float> h, t, q, k, v, ctx, merged, inter, act, pooled;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
+  StageClock stages;
 };
 
 std::string prefix_of(const SafetensorsFile& st) {
@@ -111,6 +112,7 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
   m.inter.resize(N * I);
   m.act.resize(N * I);
   m.ones.assign(static_cast<size_t>(c.max_length), 1);
+  auto encoder = std::make_unique<Timed>(m.stages.encoder);
   // Embeddings: word + position + token type 0, then LayerNorm.
   {
     View iv = i64(ids, {N}), wv = f32(m.word, {c.vocab, H}), hv = f32(m.h.data(), {N, H});
@@ -149,6 +151,8 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
     linear(m.act.data(), N, I, L.wd, L.bd, H, m.q.data());
     add_norm(m, m.h.data(), m.q.data(), L.ln2w, L.ln2b, N);
   }
+  encoder.reset();
+  Timed pooling(m.stages.pooling);
   m.pooled.resize(B * H);
   for (int64_t b = 0; b < B; ++b) {
     const auto [o, S] = seq[b];
@@ -207,7 +211,10 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     if (dims < 1 || dims > m.c.hidden) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "dims out of range");
     if (n == 0) return 0;
     opgen_list enc{};
-    OPGEN_CALL(K_WORDPIECE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), texts, n, m.c.max_length, &enc);
+    {
+      opgen::pipeline::Timed clock(m.stages.tokenize);
+      OPGEN_CALL(K_WORDPIECE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), texts, n, m.c.max_length, &enc);
+    }
     opgen::pipeline::embed_tokenized(
         enc, n, tokens, m.c.max_batch, dims, m.c.hidden, out,
         [&](const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
@@ -218,6 +225,14 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());
   }
+}
+
+// Seconds per stage since the pipeline opened: tokenize, encoder, pooling (see StageClock).
+__attribute__((visibility("default"))) void opgen_pipeline_stage_seconds(void* handle, double* out) {
+  const auto& s = static_cast<Bert*>(handle)->stages;
+  out[0] = s.tokenize;
+  out[1] = s.encoder;
+  out[2] = s.pooling;
 }
 
 __attribute__((visibility("default"))) void opgen_pipeline_close(void* handle) { delete static_cast<Bert*>(handle); }

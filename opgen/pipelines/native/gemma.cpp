@@ -56,6 +56,7 @@ struct Gemma {
   // Activations, reused from batch to batch.
   std::vector<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
+  StageClock stages;
 };
 
 const float* weight(Gemma& m, const std::string& name, std::vector<int64_t> shape) {
@@ -146,6 +147,7 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
   for (auto* buf : {&m.k, &m.v, &m.kn, &m.kr}) buf->resize(N * KD);
   for (auto* buf : {&m.gate, &m.up, &m.act}) buf->resize(N * I);
   m.ones.assign(static_cast<size_t>(c.max_length), 1);
+  auto encoder = std::make_unique<Timed>(m.stages.encoder);
   {
     View iv = i64(ids, {N}), ev = f32(m.embed, {c.vocab, H}), xv = f32(m.x.data(), {N, H});
     OPGEN_CALL(K_EMBEDDING, iv.in(), ev.in(), xv.out());
@@ -197,6 +199,8 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
     std::swap(m.h, m.attn);
   }
   rms_norm(m.h.data(), N, H, m.final_norm, c.eps, m.x.data());
+  encoder.reset();
+  Timed pooling(m.stages.pooling);
   m.pooled.resize(B * H);
   for (int64_t b = 0; b < B; ++b) {
     const auto [o, S] = seq[b];
@@ -279,9 +283,12 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     if (m.vocab_c.empty()) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "no tokenizer was set");
     if (n == 0) return 0;
     opgen_list enc{};
-    OPGEN_CALL(K_BPE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), m.merges.data(),
-               static_cast<int64_t>(m.merges.size()), m.added.data(), static_cast<int64_t>(m.added.size()), texts, n,
-               static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos), m.c.max_length, &enc);
+    {
+      opgen::pipeline::Timed clock(m.stages.tokenize);
+      OPGEN_CALL(K_BPE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), m.merges.data(),
+                 static_cast<int64_t>(m.merges.size()), m.added.data(), static_cast<int64_t>(m.added.size()), texts, n,
+                 static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos), m.c.max_length, &enc);
+    }
     opgen::pipeline::embed_tokenized(
         enc, n, tokens, m.c.max_batch, dims, H, out,
         [&](const int64_t* ids, const int64_t* pos, const std::vector<std::pair<int64_t, int64_t>>& seq, float* o) {
@@ -292,6 +299,14 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_INTERNAL_ERROR, e.what());
   }
+}
+
+// Seconds per stage since the pipeline opened: tokenize, encoder, pooling (see StageClock).
+__attribute__((visibility("default"))) void opgen_pipeline_stage_seconds(void* handle, double* out) {
+  const auto& s = static_cast<Gemma*>(handle)->stages;
+  out[0] = s.tokenize;
+  out[1] = s.encoder;
+  out[2] = s.pooling;
 }
 
 __attribute__((visibility("default"))) void opgen_pipeline_close(void* handle) { delete static_cast<Gemma*>(handle); }

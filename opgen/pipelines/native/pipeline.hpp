@@ -4,6 +4,7 @@
 // registry kernels (declared in the generated opgen_pipeline_kernels.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +86,26 @@ inline void check(int32_t status, const opgen_error& err, const char* op) {
     opgen_error opgen_err_{};                  \
     ::opgen::pipeline::check(op(__VA_ARGS__, &opgen_err_), opgen_err_, #op); \
   } while (0)
+
+// Seconds spent in each stage since the pipeline opened (tokenize, encoder, pooling: the last
+// is mean pooling, any Dense head and the L2 normalisation), for `opgen bench embeddings`'
+// per-stage breakdown. Two clock reads per stage per batch: nothing against a forward pass.
+struct StageClock {
+  double tokenize = 0, encoder = 0, pooling = 0;
+};
+
+// Adds the scope's wall time to `into` on the way out (also when a kernel throws).
+class Timed {
+ public:
+  explicit Timed(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() { into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // Strings of a text file, one per line (a vocabulary).
 inline std::vector<std::string> read_lines(const std::string& path) {
