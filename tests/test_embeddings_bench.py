@@ -75,3 +75,9 @@ def test_unknown_engine_and_precision_are_named() -> None:
     assert result.exit_code == 1 and "unknown engine 'onnx'" in result.output
     with pytest.raises(Exception, match="unknown ONNX Runtime precision 'int4'"):
         onnx_baseline.build(MINILM, "int4")
+
+
+def test_node_host_cold_start_is_measured_over_the_exported_pipeline() -> None:
+    seconds, peak_mib = bench.node_cold_start(MINILM, CHECKOUT)
+    # a real launch of node that loaded the library and the weights and embedded a sentence
+    assert 0 < seconds < 60 and peak_mib > 20, (seconds, peak_mib)

@@ -107,7 +107,8 @@ def _bench_embeddings(model: str, engines: tuple[str, ...], rounds: int, cold_st
                                for b in engines_run[mine]["per_second"])
             out.print(f"{mine} / {theirs}: {ratios}", highlight=False)
     for name, f in engines_run.items():
-        if "how" in f:
-            out.print(f"{name}: {f['how']}", highlight=False)
+        for key in ("how", "note"):
+            if key in f:
+                out.print(f"{name}: {f[key]}", highlight=False)
     out.print(f"{result['sentences']} sentences, {result['threads']} threads for every engine, "
               f"median of {result['rounds']} interleaved rounds", highlight=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from opgen.bench import SETTLE_SECONDS
+from opgen.build.cpp import cache_root
 from opgen.errors import OpgenError
 from opgen.pipelines import onnx_baseline
 from opgen.pipelines.client import Client
@@ -39,6 +41,8 @@ from opgen.pipelines.models import resolve
 ENGINES = ("opgen", "sentence-transformers", "onnxruntime", "onnxruntime-int8")
 REFERENCE = "sentence-transformers"
 STAGES = ("tokenize", "encoder", "pooling")
+# A cold-start-only row: the Node client over the exported pipeline (no Python in the process).
+NODE_HOST = "opgen (Node host)"
 BATCH_SIZES = (1, 32)
 
 # A varied, fixed set: short and long, punctuation, accents, numbers, non-Latin scripts.
@@ -77,6 +81,7 @@ class EngineFigures:
     peak_rss_mib: float | None = None
     # batch size -> stage -> milliseconds per sentence (opgen only: its glue times its stages)
     stages_ms: dict[int, dict[str, float]] = field(default_factory=dict)
+    note: str = ""
 
 
 def _threads() -> int:
@@ -190,6 +195,45 @@ def cold_start(engine: str, model: str, project: Path | None) -> tuple[float, fl
     return first - launched, rss_kib / 1024
 
 
+# The Node client (clients/node) over an exported pipeline: the native host, no Python at all.
+_NODE_COLD_SCRIPT = """
+const {{ Client }} = require({client!r});
+const fs = require('node:fs');
+const client = new Client({{ pipelines: {pipelines!r} }});
+client.embeddings.create({{ model: {model!r}, input: {first!r} }}).then(async () => {{
+  const first = Date.now() / 1000;
+  await client.embeddings.create({{ model: {model!r}, input: {batch} }});
+  const hwm = Number(/VmHWM:\\s+(\\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+  console.log(JSON.stringify([first, hwm]));
+}});
+"""
+
+
+def node_cold_start(model: str, project: Path) -> tuple[float, float]:
+    """(seconds from launching `node` to its first embedding, peak RSS in MiB) for the Node client
+    over the model's exported pipeline (exported first, outside the measurement)."""
+    # the export needs the project's registry; imported here so the in-process engines do not
+    from opgen.pipelines.export import export
+    from opgen.project import Project
+
+    client = project / "clients" / "node"
+    node = shutil.which("node")
+    if node is None or not (client / "node_modules" / "koffi").is_dir():
+        raise OpgenError("the Node host's cold start needs node and the Node client's dependency",
+                         hint="install Node.js 18 or newer, then `npm ci` in clients/node "
+                              "(or leave out --engine opgen-node)")
+    pipelines = cache_root() / "bench-pipelines"
+    export(Project(project), model, pipelines)
+    script = _NODE_COLD_SCRIPT.format(client=str(client), pipelines=str(pipelines), model=resolve(model).name,
+                                      first=sentences(1)[0], batch=json.dumps(sentences(32)))
+    launched = time.time()
+    proc = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise OpgenError("the Node host's cold-start process failed", hint=proc.stderr.strip()[-1500:])
+    first, rss_kib = json.loads(proc.stdout.strip().splitlines()[-1])
+    return first - launched, rss_kib / 1024
+
+
 def agreement(outputs: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
     """Each engine's cosine similarity to sentence-transformers' embeddings: min and mean over the sentences."""
     ref = outputs.get(REFERENCE)
@@ -228,6 +272,13 @@ def run(model: str = "all-minilm-l6-v2", *, engines: tuple[str, ...] = ENGINES, 
         for name in engines:
             progress(f"cold start and peak memory: {name}")
             figures[name].cold_start_s, figures[name].peak_rss_mib = cold_start(name, model, project)
+        if "opgen" in engines and project is not None:
+            progress("cold start and peak memory: opgen's Node host")
+            node = figures[NODE_HOST] = EngineFigures(NODE_HOST)
+            try:
+                node.cold_start_s, node.peak_rss_mib = node_cold_start(model, project)
+            except OpgenError as exc:  # a missing Node.js costs this row, not the run
+                node.note = f"not measured: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
     baselines = {name: onnx_baseline.build(model, precision).describe()
                  for name, precision in (("onnxruntime", "float32"), ("onnxruntime-int8", "int8")) if name in engines}
     return {
@@ -239,7 +290,8 @@ def run(model: str = "all-minilm-l6-v2", *, engines: tuple[str, ...] = ENGINES, 
                            "peak_rss_mib": f.peak_rss_mib,
                            **({"stages_ms_per_sentence": {str(b): v for b, v in f.stages_ms.items()}}
                               if f.stages_ms else {}),
-                           **({"how": baselines[name]} if name in baselines else {})}
+                           **({"how": baselines[name]} if name in baselines else {}),
+                           **({"note": f.note} if f.note else {})}
                     for name, f in figures.items()},
         "cosine_to_sentence_transformers": agreement(outputs),
     }
