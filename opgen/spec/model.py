@@ -72,6 +72,17 @@ class Tolerance(Strict):
         return self.model_copy(update={"rtol": self.rtol + self.rtol_per_term * terms})
 
 
+class Lattice(Strict):
+    """Float tensors: values on a lattice of another tensor's values (``Domain.lattice``)."""
+
+    of: str  # another float tensor parameter, broadcast against this one as the shape rule aligns them
+    step: float = Field(gt=0)  # the lattice's spacing, in units of ``of``: 0.5 puts x / of on half-integers
+    # The multiples drawn: integers k uniform in [-multiples, multiples], the values k * step * of
+    # (with step 0.5 and multiples 300, x / of in [-150, 150], half of them ties). Without it the
+    # drawn values are snapped to the nearest multiple, whatever their size.
+    multiples: int | None = Field(default=None, ge=1)
+
+
 class Domain(Strict):
     """Legal values of one parameter. Anything outside is never generated."""
 
@@ -120,6 +131,17 @@ class Domain(Strict):
     # declares ValueError, now and then a malformed one.
     ids: Literal["bpe_merges", "added_tokens"] | None = None
     ids_of: str | None = None
+    # Float tensors under an elementwise or gufunc rule: in about half the draws (and half the
+    # scale stage's cases) the values are snapped to integer multiples of ``step`` times the
+    # values of the float tensor ``of`` at the same loop index ({of: scale, step: 0.5}: x / scale
+    # lands on half-integers, so rounding a quotient meets exact ties, and quotients are exact),
+    # which independent draws of x and scale almost never give. Then clipped to [min, max].
+    lattice: Lattice | None = None
+    # Integer tensors: in about half the draws (and half the scale stage's cases) long runs of the
+    # dtype's extremes (min, max and their neighbours: one value, alternating, or mixed), up to the
+    # whole tensor, where a sum or a pair of products held in a narrower accumulator than the
+    # contract's saturates or wraps. Planted edges alone are a few scattered elements.
+    edge_runs: bool = False
 
 
 class BenchTensor(Strict):
@@ -220,6 +242,10 @@ class Overload(Strict):
                 _check_multiple_of(key, dom, sig, info.data.get("shape"))
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
+                _check_lattice(key, dom, sig, info.data.get("shape"), v)
+                if dom.edge_runs and not (sig.param(key).type.is_tensor and sig.param(key).type.dtype.dl_code
+                                          in (DL_INT, DL_UINT)):
+                    raise ValueError(f"domain.{key}.edge_runs is for integer tensors; {key} is {sig.param(key).type}")
         for p in sig.params:
             if p.has_default:
                 check_default(p.name, p.default, v.get(p.name))
@@ -334,6 +360,38 @@ def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> Non
                              f"({sorted(every - {dim})}) or give a positive number")
         if isinstance(of, int) and of < 1:
             raise ValueError(f"domain.{key}.multiple_of.{dim} is {of}: a number must be at least 1")
+
+
+def lattice_cores(rule: ShapeRule | None, sig: Signature, key: str, of: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The core dims of ``key`` and of ``of`` (empty under an elementwise rule)."""
+    if rule is None or rule.kind != "gufunc":
+        return (), ()
+    names = [p.name for p in sig.tensor_params]
+    return rule.inputs_core[names.index(key)], rule.inputs_core[names.index(of)]
+
+
+def _check_lattice(key: str, dom: Domain, sig: Signature, shape: Any, domains: dict[str, Domain]) -> None:
+    if dom.lattice is None:
+        return
+    t, of = sig.param(key).type, dom.lattice.of
+    if not (t.is_tensor and t.dtype.is_float):
+        raise ValueError(f"domain.{key}.lattice is for float tensors; {key} is {t}")
+    floats = [p.name for p in sig.tensor_params if p.type.dtype.is_float]
+    if of not in floats or of == key:
+        raise ValueError(f"domain.{key}.lattice.of names {of!r}, which is not another float tensor parameter "
+                         f"(have: {[n for n in floats if n != key]})")
+    if domains.get(of, Domain()).lattice is not None:
+        raise ValueError(f"domain.{key}.lattice.of names {of!r}, which is on a lattice itself; "
+                         "a lattice's values must be drawn first")
+    rule = _shape_rule(sig, shape) if sig.returns.is_tensor and shape is not None else None
+    if rule is None or rule.kind not in ("gufunc", "elementwise"):
+        raise ValueError(f"domain.{key}.lattice is for tensors under an elementwise or gufunc shape rule "
+                         "(it aligns the two tensors as the rule does)")
+    own, other = lattice_cores(rule, sig, key, of)
+    it = iter(own)
+    if not all(d in it for d in other):
+        raise ValueError(f"domain.{key}.lattice.of: the core dims of {of} {list(other)} must appear, in order, "
+                         f"among those of {key} {list(own)}, so that {of} broadcasts against it")
 
 
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:

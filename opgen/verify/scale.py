@@ -43,9 +43,9 @@ from hypothesis import seed as hypothesis_seed
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.spec.shapes import GATHER, MOVEMENT, pool2d_error, pool_error
-from opgen.spec.model import BenchTensor, Domain, Overload, Spec
-from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, examples, integer_edges, lay_out,
-                                     special_value)
+from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
+from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
+                                     lay_out, snap_to_lattice, special_value)
 
 MODEL_SIZES = (64, 128, 384, 768, 1024, 4096)
 AROUND_MODEL = tuple(sorted({m + d for m in MODEL_SIZES for d in (-1, 0, 1)}))
@@ -401,11 +401,23 @@ class _Builder:
                 else:
                     args[p.name] = int_values(self.rng, shape, t.dtype, dom, int_role)
                     int_role += t.dtype.name != "bool"
+                    if dom.edge_runs and self.rng.random() < 0.5:  # long runs of the extremes
+                        info = np.iinfo(t.dtype.np)
+                        edge_runs(self.rng, args[p.name], t.dtype, int(dom.min) if dom.min is not None else int(info.min),
+                                  int(dom.max) if dom.max is not None else int(info.max))
+                        notes = (notes or []) + [f"{p.name}: runs of extremes"]
             else:
                 prefer = (scalars or {}).get(p.name)
                 if prefer is None and dom.axis_of is not None:
                     prefer = -1
                 args[p.name] = self.scalar(p.name, t, dom, prefer)
+        for p in self.sig.tensor_params:  # values on a lattice of another tensor's (Domain.lattice)
+            lattice = self.dom(p.name).lattice
+            if lattice is not None and self.rng.random() < 0.5:
+                own, of_core = lattice_cores(self.rule, self.sig, p.name, lattice.of)
+                if snap_to_lattice(args[p.name], args[lattice.of], lattice.step, own, of_core,
+                                   *_float_bounds(self.dom(p.name), p.type.dtype), lattice.multiples, self.rng):
+                    notes = (notes or []) + [f"{p.name} on a lattice of {lattice.step} x {lattice.of}"]
         if self.rule is not None and self.rule.kind == "pool2d":
             if not self._fix_pool(args):
                 return None

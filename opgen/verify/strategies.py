@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
-from opgen.spec.model import Domain, Overload
+from opgen.spec.model import Domain, Overload, lattice_cores
 from opgen.spec.shapes import GATHER, MOVEMENT
 from opgen.verify import bpe_strategies, text_strategies
 
@@ -84,6 +84,79 @@ def integer_edges(dt: DType, lo: int, hi: int) -> list[int]:
     return sorted({v for v in near if lo <= v <= hi})
 
 
+def edge_runs(rng: np.random.Generator, values: np.ndarray, dt: DType, lo: int, hi: int) -> None:
+    """Overwrite long runs of ``values`` (in flat order) with the dtype's extremes inside [lo, hi]
+    (min, max and their neighbours): the whole tensor in a third of the calls, else one to three
+    runs of a quarter of it or more; each run one extreme, min and max alternating, or extremes at
+    random (Domain.edge_runs). A k-term sum of products of extremes is where a narrower
+    accumulator saturates or wraps."""
+    flat = values.reshape(-1)
+    n = flat.size
+    info = np.iinfo(dt.np)
+    ext = [v for v in (int(info.min), int(info.max), int(info.min) + 1, int(info.max) - 1) if lo <= v <= hi]
+    if not n or not ext:
+        return
+    spans = [(0, n)] if rng.random() < 1 / 3 else []
+    for _ in range(len(spans) == 0 and int(rng.integers(1, 4))):
+        length = int(rng.integers(max(n // 4, 1), n + 1))
+        start = int(rng.integers(0, n - length + 1))
+        spans.append((start, start + length))
+    for a, b in spans:
+        kind = int(rng.integers(0, 3))
+        if kind == 0:
+            run = np.full(b - a, ext[int(rng.integers(0, len(ext)))], dtype=object)
+        elif kind == 1:
+            pair = [ext[0], ext[1 % len(ext)]][:: 1 if rng.random() < 0.5 else -1]
+            run = np.array(pair, dtype=object)[np.arange(b - a) % 2]
+        else:
+            run = np.array(ext, dtype=object)[rng.integers(0, len(ext), size=b - a)]
+        flat[a:b] = run.astype(dt.np)
+
+
+def snap_to_lattice(values: np.ndarray, of: np.ndarray, step: float, own_core: tuple[str, ...],
+                    of_core: tuple[str, ...], lo: float, hi: float, multiples: int | None = None,
+                    rng: np.random.Generator | None = None) -> bool:
+    """Put ``values`` in place on the lattice of integer multiples of ``step * of`` (Domain.lattice):
+    each snapped to its nearest multiple, or with ``multiples`` replaced by k * step * of for
+    integers k drawn from ``rng`` uniformly in [-multiples, multiples]. ``of`` is broadcast against
+    ``values`` as a shape rule aligns them: its core dims (a subsequence of ``own_core``) at theirs,
+    its loop dims against the loop dims (where ``values`` has a loop dim of 1 that ``of`` does not,
+    ``of``'s first index there). Where the lattice's spacing is zero or not finite, and where
+    ``of`` cannot be aligned at all, the values stay. Then clipped to [lo, hi]. Whether it did."""
+    if values.size == 0 or of.size == 0 or values.ndim < len(own_core):
+        return False
+    n_of_loop = of.ndim - len(of_core)
+    core_sizes = dict(zip(of_core, of.shape[n_of_loop:]))
+    g = of.reshape(of.shape[:n_of_loop] + tuple(core_sizes.get(d, 1) for d in own_core))
+    g = g[(0,) * max(g.ndim - values.ndim, 0)] if g.ndim > values.ndim else g.reshape((1,) * (values.ndim - g.ndim) + g.shape)
+    g = g[tuple(slice(0, 1) if gs != vs and vs == 1 else slice(None) for gs, vs in zip(g.shape, values.shape))]
+    try:
+        of_b = np.broadcast_to(g, values.shape)
+    except ValueError:
+        return False
+    dt = values.dtype
+    with np.errstate(all="ignore"):
+        g = of_b.astype(np.float64) * step
+        v = values.astype(np.float64)
+        ok = np.isfinite(g) & (g != 0) & np.isfinite(v)
+        if multiples is not None:
+            t = rng.integers(-multiples, multiples, size=v.shape, endpoint=True) * step
+        else:
+            t = np.round(np.where(ok, v / np.where(ok, g, 1.0), 0.0)) * step
+        # The value of the tensor's dtype nearest t * of, or a neighbour of it, whose quotient by
+        # of in that dtype is exactly t: rounding to the dtype must not move the quotient off the
+        # lattice (105.49999 is no tie).
+        of_d = of_b.astype(np.result_type(dt, of.dtype))
+        x = (t * of_b.astype(np.float64)).astype(dt)
+        best = x
+        for cand in (np.nextafter(x, np.inf, dtype=dt), np.nextafter(x, -np.inf, dtype=dt)):
+            exact = (best.astype(of_d.dtype) / of_d) == t
+            best = np.where(exact, best, cand)
+        best = np.where((best.astype(of_d.dtype) / of_d) == t, best, x)
+        values[...] = np.where(ok, np.clip(best, lo, hi), values).astype(dt)
+    return True
+
+
 def _values(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType, dom: Domain) -> np.ndarray:
     lo, hi = _bounds(dom, dt)
     n = int(np.prod(shape))
@@ -143,6 +216,8 @@ def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, dom: Domain,
             flat = values.reshape(-1)
             for index, value in plants:
                 flat[index] = value
+        if dom.edge_runs and draw(st.booleans(), label="runs of extremes"):
+            edge_runs(np.random.default_rng(seed + 1), values, dt, *_bounds(dom, dt))
     return lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))
 
 
@@ -331,6 +406,14 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
             args[p.name] = draw(st.lists(_scalar(t.elem, dom), max_size=dom.max_len or 16), label=p.name)
         else:
             args[p.name] = draw(_scalar(t, dom), label=p.name)
+    for p in overload.sig.tensor_params:  # values on a lattice of another tensor's, drawn by now
+        lattice = overload.domain.get(p.name, Domain()).lattice
+        if lattice is not None and draw(st.booleans(), label=f"{p.name} on a lattice of {lattice.of}"):
+            own, of_core = lattice_cores(overload.rule, overload.sig, p.name, lattice.of)
+            seed = draw(st.integers(0, 2**32 - 1), label=f"{p.name}'s multiples") if lattice.multiples else 0
+            snap_to_lattice(args[p.name], args[lattice.of], lattice.step, own, of_core,
+                            *_bounds(overload.domain[p.name], p.type.dtype), lattice.multiples,
+                            np.random.default_rng(seed))
     return args
 
 
