@@ -1,0 +1,239 @@
+// opgen.nn.int8_matmul, overload i8, variant vnni: out[..., j] = sum_p int32(input[..., p]) *
+// int32(weight[j, p]) with AVX-512 VNNI.
+//
+// _mm512_dpbusd_epi32 multiplies unsigned bytes by signed bytes and adds each group of four
+// products to an int32 lane, without saturation. The activations are signed, so they go in
+// offset to unsigned: u = a + 128 (a ^ 0x80 as a byte, 0..255), and
+//   sum_p a[p] w[p] = sum_p u[p] w[p] - 128 * sum_p w[p],
+// the second term the weight row's sum (computed once per call). Every lane sums in int32 with
+// wrap-around (vpdpbusd, not the saturating vpdpbusds; |u w| <= 32640, so no pair or group of
+// four saturates anything): sum_p u w may pass 2**31 for long k, but the wrapped sum minus the
+// wrapped 128 * rowsum is the true result modulo 2**32, and the true result fits int32 for
+// every k the contract allows (k <= 131071), so the final value is exact. The correction is
+// done in uint32 (defined wrap-around).
+//
+// Layout: the weight is packed per block of NR = 64 output channels into groups of four k:
+// for each group, 64 channels x 4 bytes (four zmm loads of 16 channels), zero-padded past k
+// and past n; each block of MR = 4 input rows is packed offset to unsigned, k padded to a
+// multiple of four. The micro-kernel keeps its 4 x 64 output tile in 16 zmm accumulators and
+// walks the k groups: 4 weight loads, 4 broadcasts of an activation dword, 16 vpdpbusd. k is
+// blocked by KC so one block of packed weight (64 x KC bytes) stays in L1 across the row
+// blocks. OpenMP threads split the row blocks (or the channel blocks when rows are few).
+//
+// Without AVX-512 VNNI (and BW) the same file compiles a portable int32 loop instead, so it
+// builds anywhere; the variant only pays off where the instructions exist.
+#include "opgen_kernel.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
+#include <immintrin.h>
+#define OPGEN_INT8_VNNI 1
+#endif
+
+namespace opgen::kernels {
+
+namespace {
+
+constexpr double kThreadWork = 1.0e6;  // multiply-adds below which one thread is faster
+
+// Offsets of the rows of input (its leading dims in row-major order); checks the weight's.
+int64_t row_offsets(const opgen::Tensor& input, const opgen::Tensor& weight, const opgen::Tensor& out,
+                    std::vector<int64_t>& roff) {
+  const int nd = input.ndim();
+  int64_t m = 1;
+  for (int d = 0; d < nd - 1; ++d) {
+    if (out.size(d) > 1 && weight.stride(d) != 0)
+      throw opgen::Error(opgen::ErrorKind::Value, "int8_matmul expects a 2-d weight (out_features, in_features)");
+    m *= out.size(d);
+  }
+  roff.assign(static_cast<size_t>(m), 0);
+  int64_t idx[OPGEN_MAX_DIMS] = {};
+  int64_t off = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    roff[static_cast<size_t>(i)] = off;
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < out.size(d)) {
+        off += input.stride(d);
+        break;
+      }
+      off -= input.stride(d) * (out.size(d) - 1);
+      idx[d] = 0;
+    }
+  }
+  return m;
+}
+
+int team_size(int64_t m, int64_t n, int64_t k) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kThreadWork) threads = 1;
+  return threads;
+}
+
+#if defined(OPGEN_INT8_VNNI)
+
+constexpr int MR = 4;     // input rows per micro-kernel
+constexpr int NV = 4;     // zmm vectors of 16 channels per micro-kernel
+constexpr int NR = 16 * NV;
+constexpr int64_t KC = 512;  // k per block (a multiple of 4): 64 x 512 bytes of packed weight
+
+// acc[r][v] += sum over groups g < ng of u[r][4g..4g+3] . w[g][16v..16v+15][0..3]
+inline void micro(const uint8_t* a, int64_t lda, int mr, const int8_t* w, int64_t ng, int32_t* tile) {
+  __m512i acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_loadu_si512(tile + r * NR + 16 * v);
+  for (int64_t g = 0; g < ng; ++g) {
+    const int8_t* wg = w + g * (NR * 4);
+    const __m512i w0 = _mm512_loadu_si512(wg), w1 = _mm512_loadu_si512(wg + 64);
+    const __m512i w2 = _mm512_loadu_si512(wg + 128), w3 = _mm512_loadu_si512(wg + 192);
+    for (int r = 0; r < MR; ++r) {
+      if (r >= mr) break;
+      int32_t dw;
+      std::memcpy(&dw, a + r * lda + 4 * g, sizeof dw);
+      const __m512i u = _mm512_set1_epi32(dw);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], u, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], u, w1);
+      acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], u, w2);
+      acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], u, w3);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_storeu_si512(tile + r * NR + 16 * v, acc[r][v]);
+}
+
+void matmul(const opgen::Tensor& input, const opgen::Tensor& weight, opgen::Tensor& out) {
+  const int nd = input.ndim();
+  std::vector<int64_t> roff;
+  const int64_t m = row_offsets(input, weight, out, roff);
+  const int64_t n = out.size(nd - 1), k = input.size(nd - 1);
+  if (m == 0 || n == 0) return;
+  int32_t* C = out.data<int32_t>();
+  const int64_t k4 = (k + 3) / 4 * 4, ng = k4 / 4;
+  const int64_t nb = (n + NR - 1) / NR;
+  // Packed weight: [block][group][channel 0..63][byte 0..3], zeros past k and n; row sums x 128.
+  std::vector<int8_t> Wp(static_cast<size_t>(nb * ng * NR * 4), 0);
+  std::vector<uint32_t> corr(static_cast<size_t>(nb * NR), 0);
+  {
+    const int8_t* w = weight.data<int8_t>();
+    const int64_t sn = weight.stride(nd - 1), sk = weight.stride(nd);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t b = j / NR, c = j % NR;
+      int32_t sum = 0;
+      int8_t* dst = Wp.data() + b * ng * NR * 4 + c * 4;
+      for (int64_t p = 0; p < k; ++p) {
+        const int8_t x = w[j * sn + p * sk];
+        dst[(p / 4) * NR * 4 + (p % 4)] = x;
+        sum += x;
+      }
+      corr[static_cast<size_t>(j)] = 128u * static_cast<uint32_t>(sum);
+    }
+  }
+  const int8_t* X = input.data<int8_t>();
+  const int64_t sx = input.stride(nd - 1);
+  const int64_t rb = (m + MR - 1) / MR;
+  const int threads = team_size(m, n, k);
+  const bool by_rows = rb >= 2 * threads;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    int t = 0, team = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
+#endif
+    int64_t r0 = 0, r1 = rb, c0 = 0, c1 = nb;
+    if (by_rows) {
+      r0 = rb * t / team;
+      r1 = rb * (t + 1) / team;
+    } else {
+      c0 = nb * t / team;
+      c1 = nb * (t + 1) / team;
+    }
+    // This thread's rows, offset to unsigned, k padded to k4 (the padding meets zero weights).
+    const int64_t rows = (r1 - r0) * MR;
+    std::vector<uint8_t> A(static_cast<size_t>(rows * k4 + 4), 0x80);
+    for (int64_t i = r0 * MR; i < r1 * MR && i < m; ++i) {
+      const int8_t* src = X + roff[static_cast<size_t>(i)];
+      uint8_t* dst = A.data() + (i - r0 * MR) * k4;
+      for (int64_t p = 0; p < k; ++p) dst[p] = static_cast<uint8_t>(src[p * sx]) ^ 0x80u;
+    }
+    alignas(64) int32_t tile[MR * NR];
+    for (int64_t kc = 0; kc < k4 || kc == 0; kc += KC) {
+      const int64_t g0 = kc / 4, gn = (k4 - kc < KC ? k4 - kc : KC) / 4;
+      for (int64_t b = c0; b < c1; ++b) {
+        const int8_t* wb = Wp.data() + (b * ng + g0) * NR * 4;
+        const int64_t j0 = b * NR, nc = n - j0 < NR ? n - j0 : NR;
+        for (int64_t rbk = r0; rbk < r1; ++rbk) {
+          const int64_t i0 = rbk * MR;
+          if (i0 >= m) break;
+          const int mr = static_cast<int>(m - i0 < MR ? m - i0 : MR);
+          for (int r = 0; r < MR; ++r)
+            for (int64_t c = 0; c < NR; ++c)
+              tile[r * NR + c] = (kc == 0 || r >= mr || c >= nc) ? 0 : C[(i0 + r) * n + j0 + c];
+          micro(A.data() + (i0 - r0 * MR) * k4 + kc, k4, mr, wb, gn, tile);
+          const bool last = kc + KC >= k4;
+          for (int r = 0; r < mr; ++r)
+            for (int64_t c = 0; c < nc; ++c) {
+              uint32_t v = static_cast<uint32_t>(tile[r * NR + c]);
+              if (last) v -= corr[static_cast<size_t>(j0 + c)];
+              C[(i0 + r) * n + j0 + c] = static_cast<int32_t>(v);
+            }
+        }
+      }
+      if (k4 == 0) break;
+    }
+  }
+}
+
+#else  // no AVX-512 VNNI: the portable int32 loop
+
+void matmul(const opgen::Tensor& input, const opgen::Tensor& weight, opgen::Tensor& out) {
+  const int nd = input.ndim();
+  std::vector<int64_t> roff;
+  const int64_t m = row_offsets(input, weight, out, roff);
+  const int64_t n = out.size(nd - 1), k = input.size(nd - 1);
+  if (m == 0 || n == 0) return;
+  int32_t* C = out.data<int32_t>();
+  std::vector<int8_t> W(static_cast<size_t>(n * k));
+  const int8_t* w = weight.data<int8_t>();
+  const int64_t sn = weight.stride(nd - 1), sk = weight.stride(nd);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) W[static_cast<size_t>(j * k + p)] = w[j * sn + p * sk];
+  const int8_t* X = input.data<int8_t>();
+  const int64_t sx = input.stride(nd - 1);
+  const int threads = team_size(m, n, k);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<int8_t> a(static_cast<size_t>(k));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      const int8_t* src = X + roff[static_cast<size_t>(i)];
+      for (int64_t p = 0; p < k; ++p) a[static_cast<size_t>(p)] = src[p * sx];
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t s = 0;
+        const int8_t* wr = W.data() + j * k;
+        for (int64_t p = 0; p < k; ++p) s += static_cast<int32_t>(a[static_cast<size_t>(p)]) * static_cast<int32_t>(wr[p]);
+        C[i * n + j] = s;
+      }
+    }
+  }
+}
+
+#endif
+
+}  // namespace
+
+void opgen_nn_int8_matmul__i8(const opgen::Tensor& input, const opgen::Tensor& weight, opgen::Tensor& out) {
+  const int nd = input.ndim();
+  if (nd < 1 || weight.ndim() != nd + 1 || out.ndim() != nd)
+    throw opgen::Error(opgen::ErrorKind::Value, "int8_matmul expects input (..., k) and weight (n, k)");
+  matmul(input, weight, out);
+}
+
+}  // namespace opgen::kernels
