@@ -15,6 +15,10 @@
 //     one fused multiply-add per broadcast element of x and vector of W^T;
 //   - two or more OpenMP threads split the rows (or, for few rows, the columns) and each packs
 //     what it uses, so no thread waits for another inside the product.
+//   - few rows (up to kSmallM: a sentence at batch 1) skip packing, which would cost as much as
+//     the product there: each RI x RJ tile of out is RI x RJ dot products along k, x's rows and
+//     W's rows read in place (both contiguous in k), W's RJ rows staying in L1 while every row
+//     of x passes them; threads split the columns.
 // Every product is summed (zeros are not skipped), so nan and inf propagate as in the plain
 // loop; the bias is added after the whole sum, at the last KC block. k == 0 gives the bias;
 // m == 0 or n == 0 writes nothing.
@@ -24,6 +28,9 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -139,6 +146,119 @@ void pack_b(const T* W, int64_t swn, int64_t swk, int64_t j0, int nr, int64_t p0
   }
 }
 
+// ---- few rows: dot products in place, no packing
+
+constexpr int64_t kSmallM = 32;  // up to this many rows of x the dot-product path serves
+#if defined(__AVX512F__)
+constexpr int RI = 4, RJ = 4;  // 16 accumulators + 4 rows of x + 1 of W in 32 vector registers
+#else
+constexpr int RI = 3, RJ = 3;  // 9 + 3 + 1 in 16
+#endif
+
+inline T hsum(vec v) {
+  T s = T(0);
+  for (int l = 0; l < VL; ++l) s += v[l];
+  return s;
+}
+
+#if defined(__AVX512F__)
+// The horizontal sums of a whole tile's 16 accumulators a[i * RJ + j] at once, by halving
+// rounds of lane shuffles (45 instructions, against 240 dependent scalar adds): lane j * RI + i
+// of the result is the sum of a[i * RJ + j].
+inline vec sum16(const vec* a) {
+  __m512 r8[8], r4[4], r2[2];
+  for (int q = 0; q < 8; ++q) {
+    const __m512 x = (__m512)a[2 * q], y = (__m512)a[2 * q + 1];
+    r8[q] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int q = 0; q < 4; ++q)
+    r4[q] = _mm512_add_ps(_mm512_shuffle_f32x4(r8[2 * q], r8[2 * q + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_f32x4(r8[2 * q], r8[2 * q + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int q = 0; q < 2; ++q)
+    r2[q] = _mm512_add_ps(_mm512_shuffle_ps(r4[2 * q], r4[2 * q + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(r4[2 * q], r4[2 * q + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  return (vec)_mm512_add_ps(_mm512_shuffle_ps(r2[0], r2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_ps(r2[0], r2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+#endif
+
+// out[i0 + i][j0 + j] = dot(x row i0 + i, W row j0 + j) (+ bias) for i < ri, j < rj; k-contiguous rows.
+template <int ri, int rj>
+void dot_tile(const T* X, const int64_t* roff, int64_t i0, const T* W, int64_t swn, int64_t j0, int64_t k,
+              const T* bias, T* C, int64_t n) {
+  vec acc[ri][rj];
+  for (int i = 0; i < ri; ++i)
+    for (int j = 0; j < rj; ++j) acc[i][j] = vec{};
+  const T* x[ri];
+  const T* w[rj];
+  for (int i = 0; i < ri; ++i) x[i] = X + roff[i0 + i];
+  for (int j = 0; j < rj; ++j) w[j] = W + (j0 + j) * swn;
+  int64_t p = 0;
+  for (; p + VL <= k; p += VL) {
+    vec xv[ri], wv[rj];
+    for (int i = 0; i < ri; ++i) xv[i] = loadv(x[i] + p);
+    for (int j = 0; j < rj; ++j) wv[j] = loadv(w[j] + p);
+    for (int i = 0; i < ri; ++i)
+      for (int j = 0; j < rj; ++j) acc[i][j] += xv[i] * wv[j];
+  }
+#if defined(__AVX512F__)
+  if constexpr (ri == RI && rj == RJ && RI * RJ == VL) {  // a whole tile: all sums in one go
+    const vec sums = sum16(&acc[0][0]);
+    for (int i = 0; i < ri; ++i)
+      for (int j = 0; j < rj; ++j) {
+        T s = sums[j * RI + i];
+        for (int64_t q = p; q < k; ++q) s += x[i][q] * w[j][q];
+        if (bias) s += bias[j0 + j];
+        C[(i0 + i) * n + j0 + j] = s;
+      }
+    return;
+  }
+#endif
+  for (int i = 0; i < ri; ++i)
+    for (int j = 0; j < rj; ++j) {
+      T s = hsum(acc[i][j]);
+      for (int64_t q = p; q < k; ++q) s += x[i][q] * w[j][q];
+      if (bias) s += bias[j0 + j];
+      C[(i0 + i) * n + j0 + j] = s;
+    }
+}
+
+// dot_tile for runtime sizes (edge tiles): the instantiation with rj (then ri) counted down to
+// the wanted size; resolved by branches, not a table of pointers (no relocated data).
+template <int ri, int rj = RJ>
+void dot_tile_cols(int want, const T* X, const int64_t* roff, int64_t i0, const T* W, int64_t swn, int64_t j0,
+                   int64_t k, const T* bias, T* C, int64_t n) {
+  if constexpr (rj > 1) {
+    if (want < rj) return dot_tile_cols<ri, rj - 1>(want, X, roff, i0, W, swn, j0, k, bias, C, n);
+  }
+  dot_tile<ri, rj>(X, roff, i0, W, swn, j0, k, bias, C, n);
+}
+
+template <int ri = RI>
+void dot_tile_any(int want, int rj, const T* X, const int64_t* roff, int64_t i0, const T* W, int64_t swn, int64_t j0,
+                  int64_t k, const T* bias, T* C, int64_t n) {
+  if constexpr (ri > 1) {
+    if (want < ri) return dot_tile_any<ri - 1>(want, rj, X, roff, i0, W, swn, j0, k, bias, C, n);
+  }
+  dot_tile_cols<ri>(rj, X, roff, i0, W, swn, j0, k, bias, C, n);
+}
+
+// The whole product for m <= kSmallM rows with x and W contiguous along k: threads take whole
+// RJ-column tiles; within one, W's RJ rows stay in L1 while every RI-row block of x passes.
+void small_m(const T* X, const int64_t* roff, int64_t m, const T* W, int64_t swn, int64_t k, const T* bias, T* C,
+             int64_t n, int threads) {
+  const int64_t tiles = (n + RJ - 1) / RJ;
+  if (static_cast<int64_t>(threads) > tiles) threads = static_cast<int>(tiles);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t j0 = t * RJ;
+    const int rj = static_cast<int>(std::min<int64_t>(RJ, n - j0));
+    for (int64_t i0 = 0; i0 < m; i0 += RI)
+      dot_tile_any(static_cast<int>(std::min<int64_t>(RI, m - i0)), rj, X, roff, i0, W, swn, j0, k, bias, C, n);
+  }
+}
+
 // An uninitialised, 64-byte aligned scratch array.
 struct AlignedBuf {
   std::vector<T> raw;
@@ -218,6 +338,11 @@ void linear(const opgen::Tensor& input, const opgen::Tensor& weight, const opgen
   threads = omp_get_max_threads();
 #endif
   if (2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kThreadFlops) threads = 1;
+  if (m <= kSmallM && input.stride(nd - 1) == 1 && weight.stride(nd) == 1) {
+    small_m(input.data<T>(), roff.data(), m, weight.data<T>(), weight.stride(nd - 1), k,
+            bias ? b.data() : nullptr, C, n, threads);
+    return;
+  }
   // Rows split between threads when each gets a few panels of them, else columns (whole panels).
   const bool by_rows = m >= static_cast<int64_t>(threads) * 2 * MR;
   const int64_t panels = (n + NR - 1) / NR;
