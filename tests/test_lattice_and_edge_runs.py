@@ -15,14 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
 
-from opgen.errors import SpecError
 from opgen.spec.dtypes import DTYPES
-from opgen.spec.model import load_all, load_spec
+from opgen.spec.model import load_all
 from opgen.verify.scale import scale_cases
-from opgen.verify.strategies import edge_runs, examples, snap_to_lattice
+from opgen.verify.strategies import edge_runs, snap_to_lattice
+from tests.test_domain_options import error_of
+from tests.test_integer_draws import _draws
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = load_all(ROOT / "specs")
@@ -37,28 +36,6 @@ overloads:
     shape: "(k),(),(k)->(k)"
     domain:
 """
-
-
-def _draws(spec, overload: str, n: int = 150) -> list[dict]:
-    o = spec.overload(overload)
-    seen: list[dict] = []
-
-    @settings(max_examples=n, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
-    @given(examples(o))
-    def collect(args):
-        seen.append(args)
-
-    collect()
-    return seen
-
-
-def error_of(tmp_path: Path, text: str) -> tuple[Path, str]:
-    path = tmp_path / "spec.yaml"
-    path.write_text(text)
-    with pytest.raises(SpecError) as info:
-        load_spec(path)
-    return path, info.value.message
 
 
 # ---------------------------------------------------------------- validation
@@ -134,7 +111,7 @@ def test_snap_to_lattice_leaves_what_it_cannot_align():
 
 
 def test_quantize_draws_hold_ties_and_saturation():
-    draws = _draws(SPECS["opgen.nn.quantize_int8"], "f32", 200)
+    draws = _draws("opgen.nn.quantize_int8", "f32", 200)
     ties = sat = 0
     for d in draws:
         with np.errstate(all="ignore"):
@@ -169,7 +146,7 @@ def test_edge_runs_plants_long_runs_of_extremes():
 
 
 def test_int8_matmul_draws_hold_aligned_runs_of_extremes():
-    draws = _draws(SPECS["opgen.nn.int8_matmul"], "i8", 150)
+    draws = _draws("opgen.nn.int8_matmul", "i8", 150)
     both = 0
     for d in draws:
         a, w = d["input"], d["weight"]
