@@ -10,8 +10,12 @@ modules.json, 1_Pooling (mean), 2_Dense and 3_Dense (no bias, identity) and 4_No
 
 from __future__ import annotations
 
+import types
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
+import numpy as np
 import torch
 
 from tests.test_bpe_tokenizer import _train, _with_template
@@ -50,3 +54,31 @@ def tiny_embeddinggemma(out: Path, *, heads: int = 4, kv_heads: int = 1, window:
                models.Normalize()]
     SentenceTransformer(modules=modules, device="cpu").save(str(out))
     return out
+
+
+@contextmanager
+def int8_linears(module: torch.nn.Module) -> Iterator[None]:
+    """While active, every nn.Linear inside `module` computes as opgen's `:int8` pipelines do, by
+    the int8 ops' own references (opgen.quant_references): weight rows and input rows quantized
+    with their own max |.| / 127 scales, the int8 product exact, rescaled in float32 with the bias.
+    The quantized reference the `:int8` pipelines are tested against (pass the encoder only: the
+    pipelines keep the Dense heads in float32)."""
+    from opgen import quant_references as q
+
+    def forward(self: torch.nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        w = self.weight.detach().float().numpy()
+        rows = x.detach().float().reshape(-1, x.shape[-1]).numpy()
+        ws, xs = q.int8_row_scale(w), q.int8_row_scale(rows)
+        acc = q.int8_matmul(q.quantize_int8(rows, xs), q.quantize_int8(w, ws))
+        bias = self.bias.detach().float().numpy() if self.bias is not None else np.zeros(w.shape[0], np.float32)
+        y = q.int8_dequantize(acc, xs, ws, bias)
+        return torch.from_numpy(y).reshape(*x.shape[:-1], w.shape[0]).to(x.dtype)
+
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    for m in linears:
+        m.forward = types.MethodType(forward, m)
+    try:
+        yield
+    finally:
+        for m in linears:
+            del m.forward  # back to the class's own

@@ -48,3 +48,26 @@ def test_node_client_embeddings_match_sentence_transformers(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout and "# skipped 0" in proc.stdout, proc.stdout[-2000:]
     assert re.search(r"^# pass 4$", proc.stdout, re.M), proc.stdout[-2000:]
+
+
+def test_node_client_serves_the_int8_model_as_python_does(tmp_path: Path) -> None:
+    import numpy as np
+
+    from opgen import Client
+
+    node = shutil.which("node")
+    assert node, "node is not on PATH; install Node.js 18 or newer"
+    result = CliRunner().invoke(app, ["pipeline", "all-minilm-l6-v2:int8", "-o", str(tmp_path / "pipelines"),
+                                      "--root", str(CHECKOUT)])
+    assert result.exit_code == 0, result.output
+    assert "13 registry kernels linked" in result.output and "opgen.nn.int8_matmul" in result.output
+    script = (f"const {{ Client }} = require({json.dumps(str(NODE_CLIENT))});"
+              f"new Client({{ pipelines: {json.dumps(str(tmp_path / 'pipelines'))} }}).embeddings"
+              f".create({{ model: 'all-minilm-l6-v2:int8', input: {json.dumps(TEXTS)} }})"
+              ".then(r => console.log(JSON.stringify({ model: r.model, vectors: r.data.map(d => d.embedding) })));")
+    proc = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+    want = [d.embedding for d in Client(root=CHECKOUT).embeddings.create(model="all-minilm-l6-v2:int8", input=TEXTS).data]
+    assert got["model"] == "all-minilm-l6-v2:int8"
+    np.testing.assert_allclose(np.array(got["vectors"]), np.array(want), atol=1e-6)

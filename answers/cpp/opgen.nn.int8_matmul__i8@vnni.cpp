@@ -20,6 +20,11 @@
 // blocked by KC so one block of packed weight (64 x KC bytes) stays in L1 across the row
 // blocks. OpenMP threads split the row blocks (or the channel blocks when rows are few).
 //
+// Few rows (up to kSmallM: a sentence at batch 1) skip the packing, which would cost more than
+// the product there: each 4 x 4 tile of out is 16 dot products along k, the unsigned rows and the
+// weight's rows read in place, 64 bytes a step (masked loads past k read zeros), the 16 lane sums
+// reduced together by shuffles; the weight's row sums come from vpdpbusd against ones.
+//
 // Without AVX-512 VNNI (and BW) the same file compiles a portable int32 loop instead, so it
 // builds anywhere; the variant only pays off where the instructions exist.
 #include "opgen_kernel.hpp"
@@ -108,6 +113,114 @@ inline void micro(const uint8_t* a, int64_t lda, int mr, const int8_t* w, int64_
     for (int v = 0; v < NV; ++v) _mm512_storeu_si512(tile + r * NR + 16 * v, acc[r][v]);
 }
 
+// ---- few rows: dot products in place
+
+constexpr int64_t kSmallM = 32;
+constexpr int TI = 4, TJ = 4;  // a tile: 16 zmm accumulators, 4 rows + 1 weight vector
+
+// The 16 int32 lane sums of a tile's accumulators a[i * TJ + j] in one vector, by halving rounds
+// of lane shuffles: lane j * TI + i holds the sum of a[i * TJ + j].
+inline __m512i sum16(const __m512i* a) {
+  auto f = [](__m512i v) { return _mm512_castsi512_ps(v); };
+  auto g = [](__m512 v) { return _mm512_castps_si512(v); };
+  __m512i r8[8], r4[4], r2[2];
+  for (int q = 0; q < 8; ++q)
+    r8[q] = _mm512_add_epi32(g(_mm512_shuffle_f32x4(f(a[2 * q]), f(a[2 * q + 1]), _MM_SHUFFLE(1, 0, 1, 0))),
+                             g(_mm512_shuffle_f32x4(f(a[2 * q]), f(a[2 * q + 1]), _MM_SHUFFLE(3, 2, 3, 2))));
+  for (int q = 0; q < 4; ++q)
+    r4[q] = _mm512_add_epi32(g(_mm512_shuffle_f32x4(f(r8[2 * q]), f(r8[2 * q + 1]), _MM_SHUFFLE(2, 0, 2, 0))),
+                             g(_mm512_shuffle_f32x4(f(r8[2 * q]), f(r8[2 * q + 1]), _MM_SHUFFLE(3, 1, 3, 1))));
+  for (int q = 0; q < 2; ++q)
+    r2[q] = _mm512_add_epi32(g(_mm512_shuffle_ps(f(r4[2 * q]), f(r4[2 * q + 1]), _MM_SHUFFLE(1, 0, 1, 0))),
+                             g(_mm512_shuffle_ps(f(r4[2 * q]), f(r4[2 * q + 1]), _MM_SHUFFLE(3, 2, 3, 2))));
+  return _mm512_add_epi32(g(_mm512_shuffle_ps(f(r2[0]), f(r2[1]), _MM_SHUFFLE(2, 0, 2, 0))),
+                          g(_mm512_shuffle_ps(f(r2[0]), f(r2[1]), _MM_SHUFFLE(3, 1, 3, 1))));
+}
+
+// out[i0 + i][j0 + j] = sum_p u[i][p] w[j][p] - corr[j] for i < ti, j < tj (u: rows offset to
+// unsigned, ldu apart; w: the weight's rows, ldw apart; both contiguous along k).
+template <int ti, int tj>
+void dot_tile(const uint8_t* U, int64_t ldu, int64_t i0, const int8_t* W, int64_t ldw, int64_t j0, int64_t k,
+              const uint32_t* corr, int32_t* C, int64_t n) {
+  __m512i acc[TI * TJ];
+  for (int a = 0; a < TI * TJ; ++a) acc[a] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < k; p += 64) {
+    const __mmask64 mask = k - p >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - p)) - 1;
+    __m512i u[ti];
+    for (int i = 0; i < ti; ++i) u[i] = _mm512_maskz_loadu_epi8(mask, U + (i0 + i) * ldu + p);
+    for (int j = 0; j < tj; ++j) {
+      const __m512i w = _mm512_maskz_loadu_epi8(mask, W + (j0 + j) * ldw + p);
+      for (int i = 0; i < ti; ++i) acc[i * TJ + j] = _mm512_dpbusd_epi32(acc[i * TJ + j], u[i], w);
+    }
+  }
+  alignas(64) int32_t sums[TI * TJ];
+  _mm512_store_si512(sums, sum16(acc));
+  for (int i = 0; i < ti; ++i)
+    for (int j = 0; j < tj; ++j)
+      C[(i0 + i) * n + j0 + j] = static_cast<int32_t>(static_cast<uint32_t>(sums[j * TI + i]) - corr[j0 + j]);
+}
+
+// dot_tile for runtime edge sizes: the instantiation counted down to the wanted size (branches,
+// not a table of pointers: no relocated data).
+template <int ti, int tj = TJ>
+void dot_tile_cols(int want, const uint8_t* U, int64_t ldu, int64_t i0, const int8_t* W, int64_t ldw, int64_t j0,
+                   int64_t k, const uint32_t* corr, int32_t* C, int64_t n) {
+  if constexpr (tj > 1) {
+    if (want < tj) return dot_tile_cols<ti, tj - 1>(want, U, ldu, i0, W, ldw, j0, k, corr, C, n);
+  }
+  dot_tile<ti, tj>(U, ldu, i0, W, ldw, j0, k, corr, C, n);
+}
+
+template <int ti = TI>
+void dot_tile_any(int want, int tj, const uint8_t* U, int64_t ldu, int64_t i0, const int8_t* W, int64_t ldw,
+                  int64_t j0, int64_t k, const uint32_t* corr, int32_t* C, int64_t n) {
+  if constexpr (ti > 1) {
+    if (want < ti) return dot_tile_any<ti - 1>(want, tj, U, ldu, i0, W, ldw, j0, k, corr, C, n);
+  }
+  dot_tile_cols<ti>(tj, U, ldu, i0, W, ldw, j0, k, corr, C, n);
+}
+
+// m <= kSmallM rows, the weight's rows contiguous along k: no packing. Threads split the
+// columns in whole tiles; each computes its channels' row-sum corrections itself.
+void small_m(const int8_t* X, const int64_t* roff, int64_t sx, int64_t m, const int8_t* W, int64_t ldw, int64_t n,
+             int64_t k, int32_t* C, int threads) {
+  // The rows offset to unsigned, contiguous (tiny: at most kSmallM x k bytes).
+  std::vector<uint8_t> U(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m; ++i) {
+    const int8_t* src = X + roff[static_cast<size_t>(i)];
+    uint8_t* dst = U.data() + i * k;
+    for (int64_t p = 0; p < k; ++p) dst[p] = static_cast<uint8_t>(src[p * sx]) ^ 0x80u;
+  }
+  std::vector<uint32_t> corr(static_cast<size_t>(n));
+  const int64_t tiles = (n + TJ - 1) / TJ;
+  if (threads > tiles) threads = static_cast<int>(tiles);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    int t = 0, team = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
+#endif
+    const int64_t t0 = tiles * t / team, t1 = tiles * (t + 1) / team;
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int64_t j = t0 * TJ; j < t1 * TJ && j < n; ++j) {  // 128 x the row sums, vpdpbusd against ones
+      __m512i s = _mm512_setzero_si512();
+      for (int64_t p = 0; p < k; p += 64) {
+        const __mmask64 mask = k - p >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - p)) - 1;
+        s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(mask, W + j * ldw + p));
+      }
+      corr[static_cast<size_t>(j)] = 128u * static_cast<uint32_t>(_mm512_reduce_add_epi32(s));
+    }
+    for (int64_t tile = t0; tile < t1; ++tile) {
+      const int64_t j0 = tile * TJ;
+      const int tj = static_cast<int>(n - j0 < TJ ? n - j0 : TJ);
+      for (int64_t i0 = 0; i0 < m; i0 += TI)
+        dot_tile_any(static_cast<int>(m - i0 < TI ? m - i0 : TI), tj, U.data(), k, i0, W, ldw, j0, k, corr.data(),
+                     C, n);
+    }
+  }
+}
+
 void matmul(const opgen::Tensor& input, const opgen::Tensor& weight, opgen::Tensor& out) {
   const int nd = input.ndim();
   std::vector<int64_t> roff;
@@ -115,6 +228,11 @@ void matmul(const opgen::Tensor& input, const opgen::Tensor& weight, opgen::Tens
   const int64_t n = out.size(nd - 1), k = input.size(nd - 1);
   if (m == 0 || n == 0) return;
   int32_t* C = out.data<int32_t>();
+  if (m <= kSmallM && weight.stride(nd) == 1) {
+    small_m(input.data<int8_t>(), roff.data(), input.stride(nd - 1), m, weight.data<int8_t>(), weight.stride(nd - 1),
+            n, k, C, team_size(m, n, k));
+    return;
+  }
   const int64_t k4 = (k + 3) / 4 * 4, ng = k4 / 4;
   const int64_t nb = (n + NR - 1) / NR;
   // Packed weight: [block][group][channel 0..63][byte 0..3], zeros past k and n; row sums x 128.

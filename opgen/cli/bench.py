@@ -21,7 +21,7 @@ from opgen.project import Project
 def bench(
     ops: Optional[list[str]] = typer.Argument(None, help="Ops to benchmark (default: every op with bench cases), or `embeddings` for the native embedding pipeline against sentence-transformers and ONNX Runtime."),
     model: str = typer.Option("all-minilm-l6-v2", "--model", help="With `embeddings`: the model."),
-    engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, sentence-transformers, onnxruntime, onnxruntime-int8)."),
+    engine: Optional[list[str]] = typer.Option(None, "--engine", help="With `embeddings`: only these engines (opgen, opgen-int8, sentence-transformers, onnxruntime, onnxruntime-int8)."),
     sentences: int = typer.Option(64, "--sentences", min=1, help="With `embeddings`: how many of the varied sentences to embed."),
     cold_start: bool = typer.Option(True, "--cold-start/--no-cold-start", help="With `embeddings`: also measure cold start and peak memory in fresh processes."),
     target: Optional[list[str]] = typer.Option(None, "--target", help="Only these targets (cpp, rust, ...)."),
@@ -101,7 +101,8 @@ def _bench_embeddings(model: str, engines: tuple[str, ...], rounds: int, cold_st
                 stages.add_row(f"batch {batch}", *(f"{v:.3f}" for v in row.values()))
             out.print(stages)
     engines_run = result["engines"]
-    for mine, theirs in (("opgen", "onnxruntime"), ("opgen", "onnxruntime-int8"), ("opgen", "sentence-transformers")):
+    for mine, theirs in (("opgen", "onnxruntime"), ("opgen-int8", "onnxruntime-int8"), ("opgen-int8", "opgen"),
+                         ("opgen", "sentence-transformers")):
         if mine in engines_run and theirs in engines_run:
             ratios = ", ".join(f"batch {b}: {engines_run[mine]['per_second'][b] / engines_run[theirs]['per_second'][b]:.2f}x"
                                for b in engines_run[mine]["per_second"])

@@ -38,7 +38,7 @@ from opgen.pipelines import onnx_baseline
 from opgen.pipelines.client import Client
 from opgen.pipelines.models import resolve
 
-ENGINES = ("opgen", "sentence-transformers", "onnxruntime", "onnxruntime-int8")
+ENGINES = ("opgen", "opgen-int8", "sentence-transformers", "onnxruntime", "onnxruntime-int8")
 REFERENCE = "sentence-transformers"
 STAGES = ("tokenize", "encoder", "pooling")
 # A cold-start-only row: the Node client over the exported pipeline (no Python in the process).
@@ -118,6 +118,8 @@ def st_engine(model: str) -> Callable[[list[str]], np.ndarray]:
 def make_engine(name: str, model: str, root: Path | None) -> Callable[[list[str]], np.ndarray]:
     if name == "opgen":
         return OpgenEngine(model, root)
+    if name == "opgen-int8":  # the model's `:int8` pipeline (opgen.pipelines.models)
+        return OpgenEngine(f"{resolve(model).name}:int8", root)
     if name == REFERENCE:
         return st_engine(model)
     if name == "onnxruntime":

@@ -191,12 +191,15 @@ class Client:
             return self._pipelines[info.name]
 
     def _model_dir(self, info: ModelInfo) -> Path:
-        for name in (info.name, *info.aliases):
-            if name.lower() in self.model_dirs:
-                return self.model_dirs[name.lower()]
-        override = model_dir_override(info.name)
-        if override is not None:
-            return override
+        owners = [info] + ([resolve(info.weights_of)] if info.weights_of else [])
+        for owner in owners:
+            for name in (owner.name, *owner.aliases):
+                if name.lower() in self.model_dirs:
+                    return self.model_dirs[name.lower()]
+        for owner in owners:
+            override = model_dir_override(owner.name)
+            if override is not None:
+                return override
         try:
             return info.locate()
         except ModelNotFound as exc:

@@ -22,7 +22,7 @@ from opgen.spec.model import load_all
 from opgen.pipelines.models import ModelInfo
 
 NATIVE = Path(__file__).parent / "native"
-GLUE_HEADERS = ("pipeline.hpp", "safetensors.hpp")
+GLUE_HEADERS = ("pipeline.hpp", "safetensors.hpp", "int8.hpp")
 
 
 @dataclass

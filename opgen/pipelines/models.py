@@ -34,6 +34,15 @@ BERT_KERNELS: dict[str, tuple[str, list[str]]] = {
     "K_WORDPIECE": ("opgen.text.wordpiece_encode", ["list[str]", "list[str]", "int"]),
 }
 
+# The int8 roles (dynamic per-token int8 activations x per-channel int8 weights, int32
+# accumulation): what a quantized pipeline adds to its float32 kernels.
+INT8_KERNELS: dict[str, tuple[str, list[str]]] = {
+    "K_ROW_SCALE": ("opgen.nn.int8_row_scale", [F32]),
+    "K_QUANTIZE": ("opgen.nn.quantize_int8", [F32, F32]),
+    "K_INT8_MATMUL": ("opgen.nn.int8_matmul", ["tensor[int8]", "tensor[int8]"]),
+    "K_DEQUANTIZE": ("opgen.nn.int8_dequantize", ["tensor[int32]", F32, F32, F32]),
+}
+
 
 GEMMA_KERNELS: dict[str, tuple[str, list[str]]] = {
     "K_EMBEDDING": ("torch.nn.functional.embedding", [I64, F32]),
@@ -66,6 +75,9 @@ class ModelInfo:
     tokenizer: Callable[[Path], Any] | None = None
     dimensions: tuple[int, ...] = ()  # Matryoshka sizes it was trained for, besides the full one
     aliases: tuple[str, ...] = field(default=())
+    # A quantized form reads its float model's files: that model's name, so a local copy given
+    # for it (model_dirs, $OPGEN_MODEL_DIR_<NAME>) serves both.
+    weights_of: str | None = None
 
 
 def _minilm_dir() -> Path:
@@ -193,6 +205,20 @@ register(ModelInfo(
 ))
 
 
+# The same model with its linear layers in int8. A model name, not a create() option: the
+# OpenAI API's `model` is the one field every client (Python, Node, plain HTTP) already sends,
+# as Ollama's `model:q8_0` tags do, and the name says which pipeline answered.
+register(ModelInfo(
+    name="all-minilm-l6-v2:int8",
+    aliases=("sentence-transformers/all-MiniLM-L6-v2:int8", "all-MiniLM-L6-v2:int8"),
+    architecture="bert",
+    kernels={**BERT_KERNELS, **INT8_KERNELS},
+    locate=_minilm_dir,
+    config=lambda model_dir, max_batch=32, tokenizer=None: [*bert_config(model_dir, max_batch), 1],
+    weights_of="all-minilm-l6-v2",
+))
+
+
 register(ModelInfo(
     name="embeddinggemma-300m",
     aliases=("google/embeddinggemma-300m", "embeddinggemma"),
@@ -202,6 +228,19 @@ register(ModelInfo(
     config=gemma_config,
     tokenizer=gemma_tokenizer,
     dimensions=(512, 256, 128),
+))
+
+
+register(ModelInfo(
+    name="embeddinggemma-300m:int8",
+    aliases=("google/embeddinggemma-300m:int8", "embeddinggemma:int8"),
+    architecture="gemma",
+    kernels={**GEMMA_KERNELS, **INT8_KERNELS},
+    locate=_gemma_dir,
+    config=lambda model_dir, max_batch=32, tokenizer=None: [*gemma_config(model_dir, max_batch, tokenizer), 1],
+    tokenizer=gemma_tokenizer,
+    dimensions=(512, 256, 128),
+    weights_of="embeddinggemma-300m",
 ))
 
 

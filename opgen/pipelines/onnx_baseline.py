@@ -41,7 +41,7 @@ import numpy as np
 
 from opgen.build.cpp import cache_root
 from opgen.errors import OpgenError
-from opgen.pipelines.models import resolve
+from opgen.pipelines.models import max_seq_length, resolve
 
 # Bumped whenever the recipe changes, so an older cached export is never measured as the new one.
 RECIPE = 2
@@ -177,8 +177,6 @@ def embedder(model: str, precision: str, threads: int) -> Callable[[list[str]], 
     `tokenizers` and pooled in NumPy, as sentence-transformers' ONNX backend serves them."""
     # the dev extra's tokenizers: only the baseline needs it
     from tokenizers import Tokenizer
-
-    from opgen.pipelines.models import max_seq_length
 
     model_dir = resolve(model).locate()
     modules = json.loads((model_dir / "modules.json").read_text()) if (model_dir / "modules.json").exists() else []

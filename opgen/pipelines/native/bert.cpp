@@ -3,11 +3,15 @@
 // L2 normalisation, every step a verified registry kernel (opgen_pipeline_kernels.h).
 // This file only moves data: it lays out strided views, owns the activations and
 // reorders attention heads. Weights come from the model's safetensors file.
+//
+// With int8 set in the config (the `:int8` models), every linear layer of the encoder runs
+// quantized (int8.hpp), still through registry kernels only.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "opgen_pipeline_kernels.h"
+#include "int8.hpp"
 #include "pipeline.hpp"
 #include "safetensors.hpp"
 
@@ -19,10 +23,19 @@ namespace {
 struct BertConfig {
   int64_t layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch;
   double eps;
+  bool int8;  // linear layers quantized (dynamic per-token int8 x per-channel int8 weights)
+};
+
+// One dense layer: y = x W^T + b, W (out, in); with int8, W's int8 rows and their scales.
+struct Linear {
+  const float *w, *b;
+  int64_t out, in;
+  Int8Weight q;
 };
 
 struct Layer {
-  const float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *ln1w, *ln1b, *wi, *bi, *wd, *bd, *ln2w, *ln2b;
+  Linear q, k, v, o, i, d;
+  const float *ln1w, *ln1b, *ln2w, *ln2b;
 };
 
 struct Bert {
@@ -35,6 +48,7 @@ struct Bert {
   // Activations, reused from batch to batch.
   std::vector<float> h, t, q, k, v, ctx, merged, inter, act, pooled;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
+  Int8Scratch int8;
   StageClock stages;
 };
 
@@ -42,6 +56,13 @@ std::string prefix_of(const SafetensorsFile& st) {
   // sentence-transformers checkpoints name tensors "embeddings....", HF BertModel ones may
   // carry a "bert." prefix.
   return st.has("embeddings.word_embeddings.weight") ? "" : "bert.";
+}
+
+// The weight and bias of a dense layer `name`, quantized per output channel when the config asks.
+Linear dense(Bert& m, const std::string& name, int64_t out, int64_t in) {
+  Linear L{m.st->f32(name + ".weight", {out, in}), m.st->f32(name + ".bias", {out}), out, in, {}};
+  if (m.c.int8) L.q = quantize_weight(L.w, out, in);
+  return L;
 }
 
 void load(Bert& m, const std::string& dir) {
@@ -58,20 +79,14 @@ void load(Bert& m, const std::string& dir) {
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string b = p + "encoder.layer." + std::to_string(l) + ".";
     Layer L;
-    L.wq = st.f32(b + "attention.self.query.weight", {H, H});
-    L.bq = st.f32(b + "attention.self.query.bias", {H});
-    L.wk = st.f32(b + "attention.self.key.weight", {H, H});
-    L.bk = st.f32(b + "attention.self.key.bias", {H});
-    L.wv = st.f32(b + "attention.self.value.weight", {H, H});
-    L.bv = st.f32(b + "attention.self.value.bias", {H});
-    L.wo = st.f32(b + "attention.output.dense.weight", {H, H});
-    L.bo = st.f32(b + "attention.output.dense.bias", {H});
+    L.q = dense(m, b + "attention.self.query", H, H);
+    L.k = dense(m, b + "attention.self.key", H, H);
+    L.v = dense(m, b + "attention.self.value", H, H);
+    L.o = dense(m, b + "attention.output.dense", H, H);
     L.ln1w = st.f32(b + "attention.output.LayerNorm.weight", {H});
     L.ln1b = st.f32(b + "attention.output.LayerNorm.bias", {H});
-    L.wi = st.f32(b + "intermediate.dense.weight", {I, H});
-    L.bi = st.f32(b + "intermediate.dense.bias", {I});
-    L.wd = st.f32(b + "output.dense.weight", {H, I});
-    L.bd = st.f32(b + "output.dense.bias", {H});
+    L.i = dense(m, b + "intermediate.dense", I, H);
+    L.d = dense(m, b + "output.dense", H, I);
     L.ln2w = st.f32(b + "output.LayerNorm.weight", {H});
     L.ln2b = st.f32(b + "output.LayerNorm.bias", {H});
     m.layers.push_back(L);
@@ -93,8 +108,10 @@ void add_norm(Bert& m, float* x, const float* y, const float* w, const float* b,
   OPGEN_CALL(K_LAYER_NORM, tin.in(), wv.in(), bv.in(), m.c.eps, hv.out());
 }
 
-void linear(const float* x, int64_t n, int64_t in, const float* w, const float* b, int64_t outd, float* y) {
-  View xv = f32(x, {n, in}), wv = f32(w, {outd, in}), bv = f32(b, {outd}), yv = f32(y, {n, outd});
+// y (n x L.out) = x (n x L.in) W^T + b, in float32 or, for a quantized layer, through int8.
+void linear(Bert& m, const float* x, int64_t n, const Linear& L, float* y) {
+  if (!L.q.empty()) return int8_linear(m.int8, x, n, L.in, L.q, L.b, L.out, y);
+  View xv = f32(x, {n, L.in}), wv = f32(L.w, {L.out, L.in}), bv = f32(L.b, {L.out}), yv = f32(y, {n, L.out});
   OPGEN_CALL(K_LINEAR_BIAS, xv.in(), wv.in(), bv.in(), yv.out());
 }
 
@@ -128,9 +145,9 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
   for (const Layer& L : m.layers) {
-    linear(m.h.data(), N, H, L.wq, L.bq, H, m.q.data());
-    linear(m.h.data(), N, H, L.wk, L.bk, H, m.k.data());
-    linear(m.h.data(), N, H, L.wv, L.bv, H, m.v.data());
+    linear(m, m.h.data(), N, L.q, m.q.data());
+    linear(m, m.h.data(), N, L.k, m.k.data());
+    linear(m, m.h.data(), N, L.v, m.v.data());
     for (const auto& [o, S] : seq) {
       // Sequence rows o..o+S of (N, NH*HD), seen as (1, NH, S, HD): a strided view, no copy.
       View qv = f32(m.q.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
@@ -141,14 +158,14 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
       OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());
       merge_heads(m.ctx.data() + o * H, NH, S, HD, m.merged.data() + o * H, H);
     }
-    linear(m.merged.data(), N, H, L.wo, L.bo, H, m.q.data());
+    linear(m, m.merged.data(), N, L.o, m.q.data());
     add_norm(m, m.h.data(), m.q.data(), L.ln1w, L.ln1b, N);
-    linear(m.h.data(), N, H, L.wi, L.bi, I, m.inter.data());
+    linear(m, m.h.data(), N, L.i, m.inter.data());
     {
       View iv = f32(m.inter.data(), {N, I}), av = f32(m.act.data(), {N, I});
       OPGEN_CALL(K_GELU, iv.in(), "none", int64_t{4}, av.out());
     }
-    linear(m.act.data(), N, I, L.wd, L.bd, H, m.q.data());
+    linear(m, m.act.data(), N, L.d, m.q.data());
     add_norm(m, m.h.data(), m.q.data(), L.ln2w, L.ln2b, N);
   }
   encoder.reset();
@@ -175,16 +192,17 @@ using opgen::pipeline::Bert;
 
 extern "C" {
 
-// config: layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch, eps.
+// config: layers, hidden, heads, intermediate, max_length, vocab, positions, max_batch, eps[, int8].
 __attribute__((visibility("default"))) int32_t opgen_pipeline_open(const char* model_dir, const double* config,
                                                                    int64_t n_config, void** handle, opgen_error* err) {
   try {
-    if (n_config != 9) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "a BERT pipeline takes 9 config values");
+    if (n_config != 9 && n_config != 10)
+      return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "a BERT pipeline takes 9 config values (10 with int8)");
     auto m = std::make_unique<Bert>();
     const double* c = config;
     m->c = {static_cast<int64_t>(c[0]), static_cast<int64_t>(c[1]), static_cast<int64_t>(c[2]),
             static_cast<int64_t>(c[3]), static_cast<int64_t>(c[4]), static_cast<int64_t>(c[5]),
-            static_cast<int64_t>(c[6]), static_cast<int64_t>(c[7]), c[8]};
+            static_cast<int64_t>(c[6]), static_cast<int64_t>(c[7]), c[8], n_config == 10 && c[9] != 0};
     if (m->c.hidden % m->c.heads != 0)
       return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "hidden size is not a multiple of the head count");
     load(*m, model_dir);

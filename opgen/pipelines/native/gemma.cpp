@@ -5,11 +5,14 @@
 // Dense projections, L2 normalisation and Matryoshka truncation. Every arithmetic step is a
 // verified registry kernel (opgen_pipeline_kernels.h); this file lays out views, owns the
 // activations and reorders heads. Weights come from the model directory's safetensors files.
+// With int8 set (the config's last value, the `:int8` models), the encoder's projections
+// (attention q/k/v/o, MLP gate/up/down) run quantized (int8.hpp); the Dense heads stay float32.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "opgen_pipeline_kernels.h"
+#include "int8.hpp"
 #include "pipeline.hpp"
 #include "safetensors.hpp"
 
@@ -20,12 +23,14 @@ namespace {
 //  0 layers, 1 hidden, 2 intermediate, 3 heads, 4 kv_heads, 5 head_dim, 6 vocab,
 //  7 sliding window (exclusive bound: key j visible from i iff |i - j| < window), 8 rope_theta, 9 rope_local_theta, 10 query_pre_attn_scalar, 11 eps,
 //  12 max_length, 13 max_batch, 14 add_bos, 15 add_eos, 16 n_dense,
-//  then per Dense module: module index, in, out, has_bias; then per layer: 1 if sliding.
+//  then per Dense module: module index, in, out, has_bias; then per layer: 1 if sliding;
+//  then, optionally, 1 for int8.
 struct GemmaConfig {
   int64_t layers, hidden, intermediate, heads, kv_heads, head_dim, vocab, window;
   double theta, local_theta, qscalar, eps;
   int64_t max_length, max_batch;
   bool add_bos, add_eos;
+  bool int8;
 };
 
 struct Dense {
@@ -39,6 +44,7 @@ struct Layer {
   bool sliding;
   const float *in_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm, *post_attn_norm, *pre_ffn_norm, *post_ffn_norm;
   const float *gate, *up, *down;
+  Int8Weight qq, qk, qv, qo, qgate, qup, qdown;  // empty in float32
 };
 
 struct Gemma {
@@ -56,6 +62,7 @@ struct Gemma {
   // Activations, reused from batch to batch.
   std::vector<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
+  Int8Scratch int8;
   StageClock stages;
 };
 
@@ -66,12 +73,14 @@ const float* weight(Gemma& m, const std::string& name, std::vector<int64_t> shap
 void load(Gemma& m, const std::string& dir, const double* cfg, int64_t n_cfg) {
   auto& c = m.c;
   const int64_t n_dense = static_cast<int64_t>(cfg[16]);
-  if (n_cfg != 17 + 4 * n_dense + static_cast<int64_t>(cfg[0]))
+  const int64_t n_base = 17 + 4 * n_dense + static_cast<int64_t>(cfg[0]);
+  if (n_cfg != n_base && n_cfg != n_base + 1)
     throw std::runtime_error("a Gemma pipeline's config has the wrong number of values");
   c = {static_cast<int64_t>(cfg[0]), static_cast<int64_t>(cfg[1]), static_cast<int64_t>(cfg[2]),
        static_cast<int64_t>(cfg[3]), static_cast<int64_t>(cfg[4]), static_cast<int64_t>(cfg[5]),
        static_cast<int64_t>(cfg[6]), static_cast<int64_t>(cfg[7]), cfg[8], cfg[9], cfg[10], cfg[11],
-       static_cast<int64_t>(cfg[12]), static_cast<int64_t>(cfg[13]), cfg[14] != 0, cfg[15] != 0};
+       static_cast<int64_t>(cfg[12]), static_cast<int64_t>(cfg[13]), cfg[14] != 0, cfg[15] != 0,
+       n_cfg == n_base + 1 && cfg[n_base] != 0};
   if (c.heads % c.kv_heads != 0) throw std::runtime_error("query heads are not a multiple of key/value heads");
   m.st = std::make_unique<SafetensorsFile>(dir + "/model.safetensors");
   m.prefix = m.st->has("embed_tokens.weight") ? "" : "model.";
@@ -97,6 +106,15 @@ void load(Gemma& m, const std::string& dir, const double* cfg, int64_t n_cfg) {
     L.gate = weight(m, b + "mlp.gate_proj.weight", {I, H});
     L.up = weight(m, b + "mlp.up_proj.weight", {I, H});
     L.down = weight(m, b + "mlp.down_proj.weight", {H, I});
+    if (c.int8) {
+      L.qq = quantize_weight(L.wq, QD, H);
+      L.qk = quantize_weight(L.wk, KD, H);
+      L.qv = quantize_weight(L.wv, KD, H);
+      L.qo = quantize_weight(L.wo, H, QD);
+      L.qgate = quantize_weight(L.gate, I, H);
+      L.qup = quantize_weight(L.up, I, H);
+      L.qdown = quantize_weight(L.down, H, I);
+    }
     m.layers.push_back(L);
   }
   for (int64_t i = 0; i < n_dense; ++i) {
@@ -120,6 +138,13 @@ void linear(const float* x, int64_t n, int64_t in, const float* w, const float* 
   } else {
     OPGEN_CALL(K_LINEAR, xv.in(), wv.in(), yv.out());
   }
+}
+
+// An encoder projection (no bias): through int8 when the layer was quantized at load.
+void project(Gemma& m, const float* x, int64_t n, int64_t in, const float* w, const Int8Weight& q, int64_t outd,
+             float* y) {
+  if (!q.empty()) return int8_linear(m.int8, x, n, in, q, nullptr, outd, y);
+  linear(x, n, in, w, nullptr, outd, y);
 }
 
 void rms_norm(const float* x, int64_t rows, int64_t d, const float* w, double eps, float* y) {
@@ -157,9 +182,9 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
   const double scale = 1.0 / std::sqrt(c.qscalar);
   for (const Layer& L : m.layers) {
     rms_norm(m.h.data(), N, H, L.in_norm, c.eps, m.x.data());
-    linear(m.x.data(), N, H, L.wq, nullptr, QD, m.q.data());
-    linear(m.x.data(), N, H, L.wk, nullptr, KD, m.k.data());
-    linear(m.x.data(), N, H, L.wv, nullptr, KD, m.v.data());
+    project(m, m.x.data(), N, H, L.wq, L.qq, QD, m.q.data());
+    project(m, m.x.data(), N, H, L.wk, L.qk, KD, m.k.data());
+    project(m, m.x.data(), N, H, L.wv, L.qv, KD, m.v.data());
     rms_norm(m.q.data(), N * NQ, D, L.q_norm, c.eps, m.qn.data());
     rms_norm(m.k.data(), N * NK, D, L.k_norm, c.eps, m.kn.data());
     const double theta = L.sliding ? c.local_theta : c.theta;
@@ -180,20 +205,20 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
       OPGEN_CALL(K_SDPA, qa.in(), ka.in(), va.in(), mv.in(), L.sliding ? c.window : int64_t{0}, scale, cv.out());
       merge_heads(m.ctx.data() + o * QD, NQ, S, D, m.merged.data() + o * QD, QD);
     }
-    linear(m.merged.data(), N, QD, L.wo, nullptr, H, m.attn.data());
+    project(m, m.merged.data(), N, QD, L.wo, L.qo, H, m.attn.data());
     rms_norm(m.attn.data(), N, H, L.post_attn_norm, c.eps, m.x.data());
     add(m.h.data(), m.x.data(), N * H, m.attn.data());  // residual
     std::swap(m.h, m.attn);
     rms_norm(m.h.data(), N, H, L.pre_ffn_norm, c.eps, m.x.data());
-    linear(m.x.data(), N, H, L.gate, nullptr, I, m.gate.data());
-    linear(m.x.data(), N, H, L.up, nullptr, I, m.up.data());
+    project(m, m.x.data(), N, H, L.gate, L.qgate, I, m.gate.data());
+    project(m, m.x.data(), N, H, L.up, L.qup, I, m.up.data());
     {
       View gv = f32(m.gate.data(), {N, I}), av = f32(m.act.data(), {N, I});
       OPGEN_CALL(K_GELU, gv.in(), "tanh", int64_t{4}, av.out());
       View ain = f32(m.act.data(), {N, I}), uv = f32(m.up.data(), {N, I}), gout = f32(m.gate.data(), {N, I});
       OPGEN_CALL(K_MUL, ain.in(), uv.in(), gout.out());
     }
-    linear(m.gate.data(), N, I, L.down, nullptr, H, m.attn.data());
+    project(m, m.gate.data(), N, I, L.down, L.qdown, H, m.attn.data());
     rms_norm(m.attn.data(), N, H, L.post_ffn_norm, c.eps, m.x.data());
     add(m.h.data(), m.x.data(), N * H, m.attn.data());
     std::swap(m.h, m.attn);

@@ -73,6 +73,12 @@ inline View f32(const float* p, std::initializer_list<int64_t> shape, std::initi
 inline View i64(const int64_t* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {}) {
   return View(p, kInt, 64, shape, strides);
 }
+inline View i32(const int32_t* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {}) {
+  return View(p, kInt, 32, shape, strides);
+}
+inline View i8(const int8_t* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {}) {
+  return View(p, kInt, 8, shape, strides);
+}
 
 // Turns a kernel's status into an exception that names the op.
 inline void check(int32_t status, const opgen_error& err, const char* op) {
