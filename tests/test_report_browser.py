@@ -64,12 +64,13 @@ def test_report_in_headless_chromium(chromium: str, served: str, tmp_path: Path)
         assert b.evaluate("document.getElementById('shown-count').textContent") == f"{total} of {total} overloads shown"
         b.screenshot(shots / "report-index.png")
 
-        # The filter: text narrows to matmul's two overloads; a status with no match shows the notice.
-        b.type_into("#filter", "matmul")
+        # The filter: text narrows to operator.matmul's two overloads (a bare "matmul" also finds
+        # opgen.nn.int8_matmul); a status with no match shows the notice.
+        b.type_into("#filter", "operator.matmul")
         visible = b.evaluate("Array.from(document.querySelectorAll('#matrix tbody tr.op-row'))"
                              ".filter(r => !r.hidden).map(r => r.dataset.op + ' ' + r.cells[1].textContent)")
         assert visible == ["operator.matmul f32", "operator.matmul f64"]
-        assert b.evaluate("location.hash") == "#q=matmul"
+        assert b.evaluate("location.hash") == "#q=operator.matmul"
         b.select("#status-filter", "failed")
         assert b.evaluate("document.getElementById('no-match').hidden") is False
         b.select("#status-filter", "verified")

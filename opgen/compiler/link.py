@@ -65,7 +65,8 @@ def _pipeline_glue(sources: dict[str, str], pipelines: list[LinkedPipeline]) -> 
     if len(by_glue) != 1:
         raise CompileError("one compiled library links one pipeline glue", hint="compile one function per architecture")
     (p,) = by_glue.values()
-    sources["glue.cpp"] = (pipeline_library.NATIVE / p.glue).read_text()
+    # Embedded: the glue leaves out what only a pipeline library's host calls (the stage clocks).
+    sources["glue.cpp"] = "#define OPGEN_PIPELINE_EMBEDDED 1\n" + (pipeline_library.NATIVE / p.glue).read_text()
     sources["opgen_pipeline_kernels.h"] = pipeline_library.kernel_header(p.entries)
     for header in pipeline_library.GLUE_HEADERS:
         sources[header] = (pipeline_library.NATIVE / header).read_text()

@@ -245,6 +245,7 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
   }
 }
 
+#ifndef OPGEN_PIPELINE_EMBEDDED  // a compiled function's library exports only its own entry point
 // Seconds per stage since the pipeline opened: tokenize, encoder, pooling (see StageClock).
 __attribute__((visibility("default"))) void opgen_pipeline_stage_seconds(void* handle, double* out) {
   const auto& s = static_cast<Bert*>(handle)->stages;
@@ -252,6 +253,7 @@ __attribute__((visibility("default"))) void opgen_pipeline_stage_seconds(void* h
   out[1] = s.encoder;
   out[2] = s.pooling;
 }
+#endif
 
 __attribute__((visibility("default"))) void opgen_pipeline_close(void* handle) { delete static_cast<Bert*>(handle); }
 }
