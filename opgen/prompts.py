@@ -67,6 +67,10 @@ STRING_KINDS_TEXT = {
     "format_specs": "Python format specs, [[fill]align][sign][z][#][0][width][grouping][.precision][type], every "
                     "field present or absent: valid ones, ones Python refuses for this type, malformed ones (',_', "
                     "'.' without digits, two type codes, unknown codes), fills of any code point, and the empty spec",
+    "cased_text": "texts mixing everything mixed_text draws with words of cased letters of every script (titlecase "
+                  "letters, letters beyond the BMP), letters whose case mapping is several code points ('ß', 'İ', "
+                  "'ﬁ', 'ŉ', 'ΐ'), and capital sigmas before, after and between letters, apostrophes, combining "
+                  "marks and other case-ignorable code points; one large case holds every code point in order",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "

@@ -75,6 +75,9 @@ text = st.text(alphabet=st.sampled_from("abeiouAE xyzé日-"), max_size=8)
 # What the text functions meet: separators, punctuation and whitespace beyond ASCII (U+3000, U+001F,
 # which Python's split() and strip() treat as whitespace), and multi-byte letters.
 prose = st.text(alphabet=st.sampled_from("abAé日 ,;=.!?/-\n\t\u3000\x1f"), max_size=24)
+# What the casing functions meet: letters whose case mapping is several code points (ß, İ, ﬁ),
+# capital sigmas where Final_Sigma applies and where it does not, apostrophes, titlecase ǅ.
+cased = st.text(alphabet=st.sampled_from("aAzZßİıiIﬁǅΣσςΟΔΥΕ'. -_\u3000é日"), max_size=16)
 ARRAY_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
 
@@ -163,6 +166,14 @@ CASES: dict[str, Case] = {
                                                               st.integers(0, 9), max_size=4), st.integers(-1, 1))),
     "strip_lines": Case(st.tuples(prose)),
     "is_question": Case(st.tuples(prose)),
+    "normalize_query": Case(st.tuples(cased)),
+    "slugify": Case(st.tuples(cased)),
+    "unique_ignoring_case": Case(st.tuples(st.lists(cased, max_size=6))),
+    "is_shouting": Case(st.tuples(cased)),
+    "keyword_hits": Case(st.tuples(cased, st.lists(cased, max_size=4))),
+    "constant_name": Case(st.tuples(cased)),
+    "lowercase_counts": Case(st.tuples(cased)),
+    "same_ignoring_case": Case(st.tuples(cased, cased)),
     "split_sentences": Case(st.tuples(prose)),
     "tag_lines": Case(st.tuples(prose, st.sampled_from(["", "> ", "a"]))),
     "split_at_pivot": Case(st.tuples(st.lists(prose, max_size=6), prose)),

@@ -121,9 +121,11 @@ class Domain(Strict):
     # "text_pieces": short strings over mixed_text's commonest characters (separators, affixes,
     # strip sets: " ", ",", "a", "ab", "\t", "ä", ...), the empty string among them, so that they
     # occur in the drawn texts. "format_specs": Python format specs (what follows the colon of an
-    # f-string's replacement field), valid, refused and malformed ones.
-    strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "wordpiece_vocab", "bpe_vocab",
-                     "bpe_text"] = "unicode"
+    # f-string's replacement field), valid, refused and malformed ones. "cased_text": what case
+    # mapping meets (mixed_text, words of cased letters of every script, SpecialCasing's one-to-many
+    # letters, capital sigmas among case-ignorable code points); its scale case holds every code point.
+    strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "wordpiece_vocab",
+                     "bpe_vocab", "bpe_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
     # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:

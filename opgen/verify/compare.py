@@ -116,4 +116,31 @@ def compare_scalar(got: Any, ref: Any, tol: Tolerance | None, out: Outcome) -> N
         compare_tensor(np.array(got), np.array(ref), tol, None, out)
         return
     if type(got) is not type(ref) or got != ref:
+        if isinstance(ref, (str, list)) and type(got) is type(ref) and max(len(got), len(ref)) > LONG_VALUE:
+            raise Mismatch("value", first_difference(got, ref), {"expected": brief(ref), "got": brief(got)})
         raise Mismatch("value", f"expected {ref!r}, got {got!r}", {"expected": repr(ref), "got": repr(got)})
+
+
+# Strings and lists longer than this are reported by their first difference and a brief account,
+# never whole: a scale case's text is megabytes, and the verdict travels through a capped pipe
+# into the repair prompt.
+LONG_VALUE = 200
+CONTEXT = 24
+
+
+def brief(v: str | list) -> str:
+    """``repr(v)``, or for a long str or list its length, head and tail."""
+    if len(v) <= LONG_VALUE:
+        return repr(v)
+    unit = "code points" if isinstance(v, str) else "items"
+    size = f", {len(v.encode())} bytes as UTF-8" if isinstance(v, str) else ""
+    return f"<{type(v).__name__} of {len(v)} {unit}{size}: {v[:CONTEXT]!r} ... {v[-CONTEXT:]!r}>"
+
+
+def first_difference(got: str | list, ref: str | list) -> str:
+    """Where two long strs (or lists) first differ, with a little of each around it."""
+    i = next((k for k, (a, b) in enumerate(zip(got, ref)) if a != b), min(len(got), len(ref)))
+    unit = "code point" if isinstance(ref, str) else "item"
+    lo = max(0, i - CONTEXT)
+    return (f"first difference at {unit} {i} (expected {len(ref)} {unit}s, got {len(got)}): expected "
+            f"{ref[lo:i + CONTEXT]!r}, got {got[lo:i + CONTEXT]!r} (from {unit} {lo} on)")

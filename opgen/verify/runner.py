@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from opgen.verify.ffi import KernelError
 from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from opgen.spec.model import Overload, Spec, load_spec
-from opgen.verify.compare import Mismatch, Outcome, compare_scalar, compare_tensor
+from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor
 from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
 from opgen.verify.harness import EXEC_DIR, death_verdict
 from opgen.verify.scale import Budget, drawn_examples, scale_cases
@@ -114,6 +114,8 @@ def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> d
                     d["address_mod_64"] = p.offset % ALIGN
             d["values_head"] = [repr(float(x)) if v.dtype.kind == "f" else repr(x.item()) for x in flat]
             out[name] = d
+        elif isinstance(v, (str, list)):
+            out[name] = brief(v)  # a scale case's text is megabytes: its length, head and tail
         else:
             out[name] = repr(v)
     return out

@@ -44,6 +44,7 @@ from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.spec.shapes import GATHER, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
+from opgen.verify.text_strategies import every_code_point
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
                                      lay_out, snap_to_lattice, special_value)
 
@@ -225,6 +226,10 @@ def _scalar(rng: np.random.Generator, t: Any, dom: Domain, prefer: Any = None) -
 
 # Multi-byte UTF-8 of every width, so byte lengths and character counts differ.
 _WIDE = "é日本語ßЖ\u0301😀𝄞"
+# The words of a long cased_text: letters of several scripts, one-to-many mappings and capital
+# sigmas, with case-ignorable code points inside words (Final_Sigma's context at every length).
+EVERY_CODE_POINT = "every code point, in order"
+CASED_ALPHABET = "AbCdΣσΑΒγΔЖжÅǅİßﬁ'.\u0345\u0307\U00010400\U0001e922"
 
 
 def long_text(rng: np.random.Generator, min_bytes: int, alphabet: str = string.ascii_letters) -> str:
@@ -764,6 +769,13 @@ class _Builder:
                 elif t.kind == "list" and t.elem.name == "str":
                     alphabet = string.ascii_lowercase if wordpiece else string.ascii_letters
                     args[p.name] = [long_text(self.rng, size, alphabet), long_text(self.rng, 300, alphabet), ""]
+                elif dom.strings == "cased_text" and label == "64 KB":
+                    # every code point once: a case table is checked whole, not where draws land
+                    args[p.name] = every_code_point()
+                    notes.append(EVERY_CODE_POINT)
+                elif dom.strings == "cased_text":
+                    args[p.name] = long_text(self.rng, size, CASED_ALPHABET)
+                    notes.append("cased words, capital sigmas among case-ignorable code points")
                 elif dom.strings == "format_specs":
                     # a spec that pads the result out to the grown size: the output grows, not the spec
                     pad = ["{}>{}", "{}^{}", "{}<{}", "{}={}"][int(self.rng.integers(0, 4))]
@@ -777,6 +789,8 @@ class _Builder:
                     args[p.name] = min(hi, int(self.rng.integers(2, 9)))
                 else:
                     args[p.name] = self.scalar(p.name, t, dom)
+            if EVERY_CODE_POINT in notes:
+                label = "4.3 MB"  # the whole of Unicode, not the grown size
             yield ScaleCase(name=f"derived: strings of {label}" + (f", {notes[0]}" if notes else ""), args=args,
                             origin="derived", distribution="text", notes=notes)
 

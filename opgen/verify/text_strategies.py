@@ -164,3 +164,42 @@ def format_specs() -> st.SearchStrategy[str]:
                        _optional(st.sampled_from(FORMAT_TYPES)))
     return st.one_of(_well_formed_spec(), _well_formed_spec(), _well_formed_spec(), fields.map("".join),
                      st.just(""), text_pieces())
+
+
+# What case mapping meets (str.lower, str.upper). Letters with one-to-many mappings (SpecialCasing's
+# unconditional ones), and code points that are Case_Ignorable (apostrophes, the period, the colon,
+# combining marks, modifier letters, format characters, variation selectors), some of them Cased
+# too (U+0345, U+02B0): the Final_Sigma rule skips them on both sides of a capital sigma and then
+# asks whether a cased letter is there. Cased letters of every script (and beyond the BMP) come
+# from Hypothesis's own draw over the letter categories.
+ONE_TO_MANY = "ßİŉǰΐΰևẖẗẘẙẚὐὒὔὖᾀᾈᾏᾳᾼῂῄῖῗῢῤῦῧῲῼﬀﬁﬂﬃﬄﬅﬆﬓﬔﬕﬖﬗ"
+CASE_IGNORABLE = "'’.:·^`\u0345\u0307\u0301\u0308\u00ad\u200b\u200d\u02b0\u02bc\u1d2c\u2019\ufe00\U000e0100"
+CASE_CONTEXT = "ΣσςAaÅåǅǈΪΐ1 -\u3000中\U0001e900\U0001e922\U00010400\U00010428"
+_CASED_LETTERS = st.characters(categories=("Lu", "Ll", "Lt"))
+
+
+def _sigma_context() -> st.SearchStrategy[str]:
+    """A capital sigma with up to three case-ignorable code points and a letter, digit or space
+    on either side (or nothing), so both scans of the Final_Sigma rule have choices to make."""
+    side = st.tuples(_optional(st.one_of(st.sampled_from(CASE_CONTEXT), _CASED_LETTERS)),
+                     _one_of_chars(CASE_IGNORABLE, 0, 3)).map("".join)
+    return st.tuples(side, st.just("Σ"), side.map(lambda s: s[::-1])).map("".join)
+
+
+CASED_SEGMENTS = st.one_of(
+    SEGMENTS,
+    st.text(_CASED_LETTERS, min_size=1, max_size=6),
+    _one_of_chars(ONE_TO_MANY + TEXT_LETTERS, 1, 4),
+    _sigma_context(),
+    _one_of_chars(CASE_IGNORABLE + CASE_CONTEXT + ONE_TO_MANY, 1, 6),
+)
+
+
+def cased_text(max_segments: int = 16) -> st.SearchStrategy[str]:
+    return st.lists(CASED_SEGMENTS, max_size=max_segments).map("".join)
+
+
+def every_code_point() -> str:
+    """Every code point UTF-8 can hold, in order (about 4.3 MB as UTF-8): the scale stage's
+    ``cased_text`` case, which checks a kernel's case tables whole."""
+    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
