@@ -1,8 +1,10 @@
-"""References of the 1-D and 3-D pooling ops with torch's options (torch.nn.functional.max_pool1d,
-max_pool3d with dilation and ceil_mode; avg_pool1d, avg_pool3d with ceil_mode and
-count_include_pad), on opgen's native signature: an input of shape (*, L) or (*, D, H, W), every
-leading dim a plane (torch takes (C, L) / (N, C, L) and (C, D, H, W) / (N, C, D, H, W), whose planes
-are pooled alike), and the kernel, stride, padding and dilation as ints, one a pooled dim.
+"""References of the pooling ops with torch's options (torch.nn.functional.max_pool1d, max_pool3d
+and max_pool2d's f32_options overload with dilation and ceil_mode; avg_pool1d, avg_pool3d and
+avg_pool2d's f32_options with ceil_mode and count_include_pad), on opgen's native signature: an
+input of shape (*, L), (*, H, W) or (*, D, H, W), every leading dim a plane (torch takes (C, L) /
+(N, C, L), (C, H, W) / (N, C, H, W) and (C, D, H, W) / (N, C, D, H, W), whose planes are pooled
+alike), and the kernel, stride, padding and dilation as ints, one a pooled dim. (The plain 2-D
+overloads, floor mode without dilation, have theirs in ``opgen.pooling_references``.)
 
 The references are torch's own functions evaluated in float64 and rounded once to the input's
 dtype (a maximum is exact either way; an average is then correctly rounded up to float64's
@@ -61,11 +63,26 @@ def max_pool3d(input: np.ndarray, kernel_d: int, kernel_h: int, kernel_w: int, s
                  [pad_d, pad_h, pad_w], [dilation_d, dilation_h, dilation_w], ceil_mode, None, True)
 
 
+def max_pool2d(input: np.ndarray, kernel_h: int, kernel_w: int, stride_h: int, stride_w: int, pad_h: int,
+               pad_w: int, dilation_h: int = 1, dilation_w: int = 1, ceil_mode: bool = False) -> np.ndarray:
+    """torch.nn.functional.max_pool2d with per-dim kernel, stride, padding and dilation, and ceil_mode."""
+    return _pool("max_pool2d", input, [kernel_h, kernel_w], [stride_h, stride_w], [pad_h, pad_w],
+                 [dilation_h, dilation_w], ceil_mode, None, True)
+
+
 def avg_pool1d(input: np.ndarray, kernel: int, stride: int, padding: int, ceil_mode: bool = False,
                count_include_pad: bool = True) -> np.ndarray:
     """torch.nn.functional.avg_pool1d(x, kernel, stride, padding, ceil_mode, count_include_pad): the
     window's sum over its size clipped to the padded input (count_include_pad) or to the input."""
     return _pool("avg_pool1d", input, [kernel], [stride], [padding], None, ceil_mode, count_include_pad, True)
+
+
+def avg_pool2d(input: np.ndarray, kernel_h: int, kernel_w: int, stride_h: int, stride_w: int, pad_h: int,
+               pad_w: int, ceil_mode: bool = False, count_include_pad: bool = True) -> np.ndarray:
+    """torch.nn.functional.avg_pool2d with per-dim kernel, stride and padding, ceil_mode and
+    count_include_pad (no divisor_override, as the 1-D and 3-D ops)."""
+    return _pool("avg_pool2d", input, [kernel_h, kernel_w], [stride_h, stride_w], [pad_h, pad_w], None, ceil_mode,
+                 count_include_pad, True)
 
 
 def avg_pool3d(input: np.ndarray, kernel_d: int, kernel_h: int, kernel_w: int, stride_d: int, stride_h: int,
@@ -86,6 +103,12 @@ def torch_max_pool3d(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, st
                  [pad_d, pad_h, pad_w], [dilation_d, dilation_h, dilation_w], ceil_mode, None, False)
 
 
+def torch_max_pool2d(input, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h=1, dilation_w=1,
+                     ceil_mode=False):
+    return _pool("max_pool2d", input, [kernel_h, kernel_w], [stride_h, stride_w], [pad_h, pad_w],
+                 [dilation_h, dilation_w], ceil_mode, None, False)
+
+
 def torch_avg_pool1d(input, kernel, stride, padding, ceil_mode=False, count_include_pad=True):
     return _pool("avg_pool1d", input, [kernel], [stride], [padding], None, ceil_mode, count_include_pad, False)
 
@@ -94,3 +117,9 @@ def torch_avg_pool3d(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, st
                      ceil_mode=False, count_include_pad=True):
     return _pool("avg_pool3d", input, [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w],
                  [pad_d, pad_h, pad_w], None, ceil_mode, count_include_pad, False)
+
+
+def torch_avg_pool2d(input, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, ceil_mode=False,
+                     count_include_pad=True):
+    return _pool("avg_pool2d", input, [kernel_h, kernel_w], [stride_h, stride_w], [pad_h, pad_w], None, ceil_mode,
+                 count_include_pad, False)

@@ -94,8 +94,12 @@ def test_the_shipped_library_passes_its_mapped_cases():
     assert equal["test_equal_string"]["subject"] == "dtype string" and "float32" in equal["test_equal_string"]["why"]
     assert any("dtype string" in r["subjects"] and r["count"] >= 2 for r in ops["Equal"]["reasons"])
     pool = {c["case"]: c for c in ops["MaxPool"]["results"]}
-    assert pool["test_maxpool_2d_ceil"]["subject"] == "attribute ceil_mode=1"
-    assert pool["test_maxpool_2d_dilations"]["subject"].startswith("attribute dilations=")
+    # 2-d ceil mode and dilations through max_pool2d's f32_options; floor-mode windows through f32
+    assert (pool["test_maxpool_2d_ceil"]["status"], pool["test_maxpool_2d_ceil"]["overload"]) == ("pass", "f32_options")
+    assert (pool["test_maxpool_2d_dilations"]["status"], pool["test_maxpool_2d_dilations"]["overload"]) == \
+        ("pass", "f32_options")
+    assert pool["test_maxpool_2d_ceil_output_size_reduce_by_one"]["overload"] == "f32"
+    assert pool["test_maxpool_2d_same_upper"]["subject"].startswith("pads [0, 0, 1, 1]")  # asymmetric
     assert pool["test_maxpool_2d_uint8"]["subject"] == "dtype uint8"
     assert pool["test_maxpool_2d_precomputed_strides"]["status"] == "pass"
     # LayerNormalization's Mean and InvStdDev: not computed, so inexpressible, but Y was compared
@@ -324,10 +328,20 @@ def test_translations_honour_onnx_semantics():
     elements = translate("GatherElements", [table, np.array([[4], [-1]])], {"axis": 0}, opset=13)
     assert elements.args["arr"].shape == (5, 1) and elements.notes
     assert np.take_along_axis(elements.args["arr"], elements.args["indices"], 0).tolist() == [[8.0], [8.0]]
-    # pooling: count_include_pad=0 with padding, odd SAME padding, ceil mode with other windows
+    # pooling: count_include_pad=0 with padding and ceil mode through the 2-d options overload, the
+    # plain one where its windows are ONNX's; odd SAME padding and dilated averages inexpressible
     img = np.ones((1, 1, 5, 5), np.float32)
-    assert "count_include_pad=0" in inexpressible("AveragePool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4}).subject
+    excluded = translate("AveragePool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4})
+    assert excluded.overload.name == "f32_options" and excluded.args["count_include_pad"] is False
+    counted = translate("AveragePool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4, "count_include_pad": 1})
+    assert counted.overload.name == "f32" and counted.args["pad_w"] == 1
     assert translate("MaxPool", [img], {"kernel_shape": [3, 3], "pads": [1] * 4}).args["pad_h"] == 1
+    ceil = translate("MaxPool", [img], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})
+    assert ceil.overload.name == "f32_options" and ceil.args["ceil_mode"] is True and ceil.args["dilation_w"] == 1
+    dilated = translate("MaxPool", [img], {"kernel_shape": [2, 2], "dilations": [2, 1]})
+    assert (dilated.args["dilation_h"], dilated.args["dilation_w"], dilated.args["ceil_mode"]) == (2, 1, False)
+    assert inexpressible("AveragePool", [img], {"kernel_shape": [2, 2], "dilations": [2, 2]}).subject == \
+        "attribute dilations=[2, 2]"
     assert "auto_pad SAME_UPPER" in inexpressible("MaxPool", [img], {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}).subject
     # LpNormalization p=1; Attention causal; RotaryEmbedding's tables
     assert inexpressible("LpNormalization", [x], {"p": 1}).subject == "attribute p=1"

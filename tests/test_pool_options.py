@@ -1,5 +1,6 @@
-"""The 1-D and 3-D pooling ops with torch's options (max_pool1d/3d: dilation, ceil_mode;
-avg_pool1d/3d: ceil_mode, count_include_pad) where the gate cannot look: the ``pool`` shape rule
+"""The pooling ops with torch's options (max_pool1d/3d and max_pool2d's f32_options: dilation,
+ceil_mode; avg_pool1d/3d and avg_pool2d's f32_options: ceil_mode, count_include_pad) where the gate
+cannot look: the ``pool`` shape rule
 against torch's own output sizes and errors over every small (L, k, s, p, d, ceil) (the ceil
 overhang rule, dilated windows wholly in the padding, invalid arguments), the compiled runtime's
 shape_pool against the rule, and the admitted C++ and Rust kernels against torch on the edges the
@@ -14,12 +15,17 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+import yaml
+from pydantic import ValidationError
 
+from opgen.project import PACKAGE_ROOT
+from opgen.spec.model import Spec
 from opgen.spec.shapes import parse_shape_rule, pool_error, pool_shape
 from tests.registry_kernels import verified_kernels
 
 OPS = [("torch.nn.functional.max_pool1d", "f32"), ("torch.nn.functional.max_pool3d", "f32"),
-       ("torch.nn.functional.avg_pool1d", "f32"), ("torch.nn.functional.avg_pool3d", "f32")]
+       ("torch.nn.functional.avg_pool1d", "f32"), ("torch.nn.functional.avg_pool3d", "f32"),
+       ("torch.nn.functional.max_pool2d", "f32_options"), ("torch.nn.functional.avg_pool2d", "f32_options")]
 TARGETS = ("cpu-cpp", "cpu-rust")
 
 
@@ -55,26 +61,34 @@ def test_rule_matches_torch_1d():
     assert checked > 3000
 
 
-def test_rule_matches_torch_3d():
-    """Drawn per-dim 3-D arguments, valid and not (max_pool3d with dilation; avg_pool3d's extra
-    check that the unpadded input is at least the kernel)."""
-    rng = np.random.default_rng(1)
+# rank, draws, the largest pooled size, and the (low, high) of kernel, stride, padding, dilation
+RANKS = [(3, 400, 7, ((1, 4), (1, 4), (0, 2), (1, 3))), (2, 600, 9, ((1, 5), (1, 4), (0, 3), (1, 4)))]
+
+
+@pytest.mark.parametrize("nd,draws,size,ranges", RANKS, ids=["3d", "2d"])
+def test_rule_matches_torch_nd(nd, draws, size, ranges):
+    """Drawn per-dim 2-D and 3-D arguments, valid and not: max_pool2d/3d with dilation, and
+    avg_pool2d/3d with count_include_pad either way (avg_pool3d's extra check that the unpadded
+    input is at least the kernel, which avg_pool2d does not make)."""
+    max_pool, avg_pool = getattr(F, f"max_pool{nd}d"), getattr(F, f"avg_pool{nd}d")
+    check = nd == 3
+    rng = np.random.default_rng(nd - 2)
     rejected = 0
-    for _ in range(400):
-        shape = tuple(int(v) for v in rng.integers(1, 7, 3))
-        k, s, p, d = ([int(v) for v in rng.integers(lo, hi, 3)] for lo, hi in ((1, 4), (1, 4), (0, 2), (1, 3)))
+    for _ in range(draws):
+        shape = (1, 1) + tuple(int(v) for v in rng.integers(1, size, nd))
+        k, s, p, d = ([int(v) for v in rng.integers(lo, hi, nd)] for lo, hi in ranges)
         ceil = bool(rng.integers(0, 2))
-        x = torch.zeros((1, 1) + shape, dtype=torch.float64)
-        ref = _torch_shape(F.max_pool3d, x, kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=ceil)
-        ours = pool_shape((1, 1) + shape, k, s, p, d, ceil)
-        assert (pool_error((1, 1) + shape, k, s, p, d, ceil) is None) == (ref is not None), (shape, k, s, p, d, ceil)
-        assert ref is None or ours == ref
-        ref = _torch_shape(F.avg_pool3d, x, kernel_size=k, stride=s, padding=p, ceil_mode=ceil)
-        why = pool_error((1, 1) + shape, k, s, p, None, ceil, check_input_size=True)
-        assert (why is None) == (ref is not None), (shape, k, s, p, ceil, why)
-        assert ref is None or pool_shape((1, 1) + shape, k, s, p, None, ceil, True) == ref
+        x = torch.zeros(shape, dtype=torch.float64)
+        ref = _torch_shape(max_pool, x, kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=ceil)
+        assert (pool_error(shape, k, s, p, d, ceil) is None) == (ref is not None), (shape, k, s, p, d, ceil)
+        assert ref is None or pool_shape(shape, k, s, p, d, ceil) == ref
+        why = pool_error(shape, k, s, p, None, ceil, check_input_size=check)
+        for cip in (False, True):
+            ref = _torch_shape(avg_pool, x, kernel_size=k, stride=s, padding=p, ceil_mode=ceil, count_include_pad=cip)
+            assert (why is None) == (ref is not None), (shape, k, s, p, ceil, why)
+            assert ref is None or pool_shape(shape, k, s, p, None, ceil, check) == ref
         rejected += ref is None
-    assert 20 < rejected < 380
+    assert draws // 20 < rejected < draws * 19 // 20
 
 
 def test_rule_parses_and_describes():
@@ -105,7 +119,7 @@ def kernels():
 
 def _torch(op: str, x: np.ndarray, *args):
     """torch's own function in float64 on (N*C, 1, ...) planes, the native arguments unpacked."""
-    n = 1 if op.endswith("1d") else 3
+    n = int(op[-2])  # max_pool1d .. avg_pool3d
     t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64)).reshape((-1, 1) + x.shape[x.ndim - n:])
     a = list(args)
     k, s, p = a[:n], a[n:2 * n], a[2 * n:3 * n]
@@ -129,8 +143,8 @@ def _layouts(x: np.ndarray):
     yield wide[..., ::2]  # an inner stride of 2
 
 
-def _check(kernels, target, op, x, args):
-    spec, o, kernel = kernels[(op, "f32", target)]
+def _check(kernels, target, op, x, args, overload="f32"):
+    spec, o, kernel = kernels[(op, overload, target)]
     ref = _torch(op, x, *args).astype(np.float32)
     for xv in _layouts(x):
         got = kernel([xv, *args], out=np.empty(ref.shape, np.float32))
@@ -183,6 +197,33 @@ def test_3d_kernels_on_torchs_edges(kernels, target):
                 _check(kernels, target, "torch.nn.functional.avg_pool3d", y, (*k, *s, *p, ceil, cip))
 
 
+# ((H, W), kernel, stride, padding, dilation, ceil_mode): ceil overhang in one dim or both, dilated
+# windows wholly in the padding (-inf), the overhang rule, stride past the kernel, one row / column
+CASES_2D = [((5, 7), (3, 2), (2, 2), (1, 1), (1, 1), True), ((6, 5), (4, 3), (3, 2), (0, 1), (1, 2), True),
+            ((2, 9), (2, 2), (1, 3), (1, 1), (3, 1), False), ((7, 7), (2, 3), (2, 4), (1, 1), (3, 2), True),
+            ((1, 6), (1, 3), (1, 2), (0, 1), (1, 1), True), ((8, 1), (3, 1), (2, 1), (1, 0), (2, 1), True),
+            ((9, 8), (3, 3), (2, 2), (1, 1), (1, 1), False), ((4, 4), (4, 4), (1, 1), (2, 2), (1, 1), True)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_2d_options_kernels_on_torchs_edges(kernels, target):
+    rng = np.random.default_rng(6)
+    for shape, k, s, p, d, ceil in CASES_2D:
+        x = rng.standard_normal((2, 3) + shape).astype(np.float32)
+        x.reshape(-1)[rng.integers(0, x.size, 2)] = np.nan
+        x.reshape(-1)[rng.integers(0, x.size)] = -np.inf
+        _check(kernels, target, "torch.nn.functional.max_pool2d", x, (*k, *s, *p, *d, ceil), "f32_options")
+        for cip in (True, False):
+            _check(kernels, target, "torch.nn.functional.avg_pool2d", x, (*k, *s, *p, ceil, cip), "f32_options")
+            y = np.nan_to_num(x, nan=0.25, neginf=-3.0).astype(np.float32)
+            _check(kernels, target, "torch.nn.functional.avg_pool2d", y, (*k, *s, *p, ceil, cip), "f32_options")
+    _, _, mp2 = kernels[("torch.nn.functional.max_pool2d", "f32_options", target)]
+    empty = mp2([np.zeros((3, 0, 5, 6), np.float32), 2, 2, 2, 2, 1, 1, 1, 1, True], out=np.empty((3, 0, 3, 4), np.float32))
+    assert empty.shape == (3, 0, 3, 4)
+    with pytest.raises(ValueError, match="dilation"):
+        mp2([np.zeros((1, 5, 5), np.float32), 2, 2, 1, 1, 0, 0, 0, 1, False], out=np.empty((1, 0, 0), np.float32))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_max_pool_nan_wins_and_inf_is_ordinary(kernels, target):
     _, _, kernel = kernels[("torch.nn.functional.max_pool1d", "f32", target)]
@@ -232,8 +273,34 @@ def test_the_compiler_allocates_the_pooled_result(tmp_path):
         fn(x, 1, 1)  # padding 1 over half a kernel of 1
 
 
-@pytest.mark.parametrize("op", [op for op, _ in OPS])
-def test_drawn_and_scale_parameters(op):
+@pytest.mark.parametrize("call,overload", [
+    ("F.max_pool2d(x, 2)", "f32"), ("F.max_pool2d(x, (2, 3), stride=1, padding=(1, 0))", "f32"),
+    ("F.max_pool2d(x, 2, ceil_mode=True)", "f32_options"), ("F.max_pool2d(x, 3, 1, 1, 2)", "f32_options"),
+    ("F.max_pool2d(x, (2, 3), dilation=(1, 2))", "f32_options"), ("F.max_pool2d(x, 2, dilation=1)", "f32_options"),
+    ("F.avg_pool2d(x, 2)", "f32"), ("F.avg_pool2d(x, 3, 2, 1, True, False)", "f32_options"),
+    ("F.avg_pool2d(x, 3, 1, 1, count_include_pad=False)", "f32_options")])
+def test_a_2d_call_passing_an_option_compiles_to_the_options_overload(tmp_path, call, overload):
+    """A call that passes dilation, ceil_mode or count_include_pad binds to f32_options; one that
+    omits them all to the plain f32 (the compiler leaves an omitted dilation to the defaults), and
+    either gives torch's result."""
+    from opgen.compiler import compile_function
+    from opgen.host import load_compiled
+    from opgen.project import Project
+
+    src = tmp_path / "pooled.py"
+    src.write_text("import torch\nfrom torch.nn import functional as F\nfrom typing import Annotated\n\n"
+                   "T32 = Annotated[torch.Tensor, torch.float32]\n\n\n"
+                   f"def pooled(x: T32) -> T32:\n    return {call}\n")
+    compiled = compile_function(Project(PACKAGE_ROOT), src, "pooled", tmp_path / "out")
+    assert [(k["op"].rsplit(".", 1)[1], k["overload"]) for k in compiled.manifest["kernels"]] == \
+        [(call[2:12], overload)]
+    x = torch.from_numpy(np.random.default_rng(8).standard_normal((2, 3, 9, 10)).astype(np.float32))
+    ref = eval(call, {"F": F, "x": x})
+    np.testing.assert_allclose(np.asarray(load_compiled(tmp_path / "out")(x)), ref.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,overload", OPS)
+def test_drawn_and_scale_parameters(op, overload):
     """The verifier's draws: valid parameters for the drawn shape in most examples, a rejected one
     now and then (the declared ValueError); the scale stage's cases all valid, derived ones too."""
     from opgen.spec.model import load_spec
@@ -241,7 +308,7 @@ def test_drawn_and_scale_parameters(op):
     from opgen.verify.scale import EMULATED_BUDGET, drawn_examples, scale_cases
 
     spec = load_spec(PACKAGE_ROOT / "specs" / (op.replace(".", "/") + ".yaml"))
-    o = spec.overload("f32")
+    o = spec.overload(overload)
     rule = o.rule
     drawn = drawn_examples(o, 5, 64)
     bad = sum(pool_error(a["input"].shape, *rule.pool_args(a), rule.check_input_size) is not None for a in drawn)
@@ -250,3 +317,16 @@ def test_drawn_and_scale_parameters(op):
     assert any(c.origin == "derived" for c in cases)
     for c in cases:
         assert pool_error(c.args["input"].shape, *rule.pool_args(c.args), rule.check_input_size) is None, c.name
+
+
+def test_a_spread_is_all_or_none_of_an_overloads_parameters():
+    """python_params: an overload takes every parameter a spread names or none of them (max_pool2d's
+    f32 has no dilation_h, dilation_w), and some overload takes them."""
+    data = yaml.safe_load((PACKAGE_ROOT / "specs/torch/nn/functional/max_pool2d.yaml").read_text())
+    Spec.model_validate(data)
+    partly = {**data, "python_params": {**data["python_params"], "dilation": {"spread": ["dilation_h", "pad_w"]}}}
+    with pytest.raises(ValidationError, match="'dilation_h', which is not a parameter of overload f32"):
+        Spec.model_validate(partly)
+    nobody = {**data, "overloads": data["overloads"][:1]}
+    with pytest.raises(ValidationError, match="'dilation_h', which is not a parameter of overload f32"):
+        Spec.model_validate(nobody)

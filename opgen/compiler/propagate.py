@@ -711,6 +711,8 @@ class Propagator:
             for pname, targets in pm.spread.items():
                 if problem:
                     break
+                if _spread_left_to_defaults(spec, sig, bound, pname):
+                    continue
                 values = self.spread_values(e, spec, sig, bound, pname)
                 if isinstance(values, str):
                     problem = values
@@ -1349,6 +1351,25 @@ def _is_default(e: ir.Expr, default: object) -> bool:
     if type(e.value) in numbers and type(default) in numbers:  # alpha=1.0 is torch's alpha=1
         return e.value == default
     return type(e.value) is type(default) and e.value == default
+
+
+def _spread_left_to_defaults(spec, sig, bound: dict[str, ir.Expr], pname: str) -> bool:
+    """Whether an omitted spread library parameter stays omitted: where every overload taking its
+    native parameters defaults each to the library's default, the chosen overload's defaults say it,
+    and an overload without them (max_pool2d's f32, beside f32_options with dilation_h, dilation_w)
+    still takes the call."""
+    pp = spec.python_params[pname]
+    value = bound.get(pname)
+    if (value is not None and not _is_none(value)) or pp.omitted is not None:
+        return False
+    default = sig.param(pname).default
+    if isinstance(default, list) and len(default) == 1:
+        default = default[0]
+    if type(default) is not int:
+        return False
+    takers = [o for o in spec.overloads if {p.name for p in o.sig.params} >= set(pp.spread)]
+    return len(takers) < len(spec.overloads) and all(
+        o.sig.param(n).has_default and o.sig.param(n).default == default for o in takers for n in pp.spread)
 
 
 def _spec_file(spec) -> str:

@@ -669,53 +669,18 @@ def _onnx_pads(node: Node, spec: Spec, size: list[int], kernel: list[int], span:
     return begin, out, via
 
 
-def _pool(kind: str) -> Translate:
-    def translate(node: Node, spec: Spec) -> Plan:
-        x = _required(node, 0, "X")
-        kernel = [int(k) for k in node.attr("kernel_shape", [])]
-        nd = len(kernel)
-        if nd != 2:
-            raise Inexpressible(f"{nd}-d pooling (kernel_shape {kernel})", f"{spec.op} pools over 2 dims")
-        strides = [int(s) for s in node.attr("strides", [1] * nd)]
-        dilations = [int(d) for d in node.attr("dilations", [1] * nd)]
-        if any(d != 1 for d in dilations):
-            raise Inexpressible(f"attribute dilations={dilations}", f"{spec.op} has no dilation")
-        if x.ndim < 3:
-            raise Inexpressible(f"a {x.ndim}-d input", "2-d pooling takes (N, C, H, W) (an invalid case)")
-        size = [int(s) for s in x.shape[-2:]]
-        auto = str(node.attr("auto_pad", "NOTSET") or "NOTSET")
-        ceil = bool(node.attr("ceil_mode", 0))
-        pad, out, via = _onnx_pads(node, spec, size, kernel, kernel, strides, ceil)
-        floor = [(size[i] + 2 * pad[i] - kernel[i]) // strides[i] + 1 for i in range(nd)]
-        if out != floor:
-            what = "attribute ceil_mode=1" if ceil and auto == "NOTSET" else f"auto_pad {auto}"
-            raise Inexpressible(what, f"gives {out[0]}x{out[1]} outputs where {spec.op} (floor mode) gives "
-                                f"{floor[0]}x{floor[1]}")
-        if kind == "average" and any(pad) and not node.attr("count_include_pad", 0):
-            raise Inexpressible(f"count_include_pad=0 with pads {pad}{via}", f"{spec.op} counts padded positions "
-                                "in the divisor (count_include_pad=True)")
-        args = {"input": x, "kernel_h": kernel[0], "kernel_w": kernel[1], "stride_h": strides[0],
-                "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
-        notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
-        return Plan(choose(spec, args), args, {0: _same}, notes)
-
-    return translate
-
-
 def _pool_by_rank(kind: str) -> Translate:
-    """MaxPool / AveragePool by the kernel's rank: 2-d as before (the 2-d ops: floor mode, no
-    dilation), 1-d and 3-d through the ops with torch's options (max: dilation and ceil_mode; avg:
-    ceil_mode and count_include_pad, no dilation)."""
-    two_d = _pool(kind)
+    """MaxPool / AveragePool by the kernel's rank, through the ops with torch's options (max:
+    dilation and ceil_mode; avg: ceil_mode and count_include_pad, no dilation): 1-d and 3-d ops, and
+    the 2-d op's f32_options overload, or its plain f32 (floor mode, no dilation, padding counted)
+    where that gives the same windows and divisors."""
 
     def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec) -> Plan:
         kernel = [int(k) for k in node.attr("kernel_shape", [])]
         nd = len(kernel)
-        if nd == 2:
-            return two_d(node, spec2)
-        if nd not in (1, 3):
+        if nd not in (1, 2, 3):
             raise Inexpressible(f"{nd}-d pooling (kernel_shape {kernel})", "opgen pools over 1, 2 or 3 dims")
-        spec = spec1 if nd == 1 else spec3
+        spec = {1: spec1, 2: spec2, 3: spec3}[nd]
         x = _required(node, 0, "X")
         if x.ndim < nd + 2:
             raise Inexpressible(f"a {x.ndim}-d input", f"{nd}-d pooling takes (N, C, ...{nd} dims) (an invalid case)")
@@ -735,21 +700,31 @@ def _pool_by_rank(kind: str) -> Translate:
         if mode is None:
             raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
                                 f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or {sizes[True]} (ceil)")
+        count_include_pad = bool(node.attr("count_include_pad", 0))
+        if nd == 2 and sizes[False] == out and all(d == 1 for d in dilations) and \
+                (kind == "max" or count_include_pad or not any(pad)):
+            # the plain 2-d overload: floor-mode windows (every one inside the padded input, so
+            # count_include_pad=1's divisor is the full kernel), no dilation
+            args: dict[str, Any] = {"input": x, "kernel_h": kernel[0], "kernel_w": kernel[1], "stride_h": strides[0],
+                                    "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
+            notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
+            return Plan(choose(spec, args), args, {0: _same}, notes)
         if nd == 1:
-            args: dict[str, Any] = {"input": x, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
+            args = {"input": x, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
             if kind == "max":
                 args["dilation"] = dilations[0]
         else:
+            axes = "dhw"[3 - nd:]
             args = {"input": x}
             for key, vals in (("kernel", kernel), ("stride", strides), ("pad", pad)):
-                args.update({f"{key}_{a}": int(v) for a, v in zip("dhw", vals)})
+                args.update({f"{key}_{a}": int(v) for a, v in zip(axes, vals)})
             if kind == "max":
-                args.update({f"dilation_{a}": int(v) for a, v in zip("dhw", dilations)})
+                args.update({f"dilation_{a}": int(v) for a, v in zip(axes, dilations)})
         args["ceil_mode"] = mode
         if kind == "average":
-            args["count_include_pad"] = bool(node.attr("count_include_pad", 0))
+            args["count_include_pad"] = count_include_pad
         notes = [f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here"] if mode != ceil else []
-        return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
+        return Plan(choose(spec, args), args, {0: _same}, notes, spec=None if nd == 2 else spec)
 
     return translate
 
@@ -1081,12 +1056,12 @@ MAPPINGS: tuple[Mapping, ...] = (
             "linear for alpha = 1 with no C or beta = 1 and C one row; else torch.addmm (alpha, beta, C broadcast "
             "to (M, N) as a stride-0 view; no C: beta = 0); transposes as views", others=("torch.addmm",)),
     Mapping("MaxPool", "torch.nn.functional.max_pool2d", _pool_by_rank("max"),
-            "1-d, 2-d or 3-d by kernel rank: symmetric pads up to half the kernel; 1-d/3-d with dilations and "
-            "ceil_mode (2-d: floor-mode windows, no dilation); Y only (not Indices)",
+            "1-d, 2-d or 3-d by kernel rank: symmetric pads up to half the kernel; dilations and ceil_mode (2-d: "
+            "the f32_options overload where the plain one's floor-mode windows differ); Y only (not Indices)",
             others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d")),
     Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
-            "as MaxPool but no dilations; 1-d/3-d with count_include_pad either way (2-d: 1 wherever there is "
-            "padding)", others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d")),
+            "as MaxPool but no dilations; count_include_pad either way",
+            others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d")),
     Mapping("Gather", "numpy.take", _gather, "any axis; negative indices counted from the end; int32 indices as int64"),
     Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
             "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),

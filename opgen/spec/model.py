@@ -503,9 +503,13 @@ class Spec(Strict):
     @model_validator(mode="after")
     def _python_params(self) -> "Spec":
         for name, pp in self.python_params.items():
+            # An overload takes all of a spread's parameters or none (max_pool2d's f32 has no
+            # dilation_h, dilation_w; its f32_options both), and some overload takes them.
+            takers = [o for o in self.overloads if {p.name for p in o.sig.params} >= set(pp.spread)]
             for o in self.overloads:
                 names = [p.name for p in o.sig.params]
-                if bad := [n for n in pp.spread if n not in names]:
+                bad = [n for n in pp.spread if n not in names]
+                if bad and (len(bad) < len(pp.spread) or not takers):
                     raise ValueError(f"python_params.{name}.spread names {bad[0]!r}, which is not a parameter of "
                                      f"overload {o.name} ({o.sig})")
                 if pp.shape_of is not None and (pp.shape_of not in names or not o.sig.param(pp.shape_of).type.is_tensor):
