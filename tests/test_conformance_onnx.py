@@ -352,7 +352,12 @@ def test_translations_honour_onnx_semantics():
     mask = np.array([True, True, False])
     masked = translate("Attention", [q, q, q, mask], {"softcap": 2.0}, opset=23)
     assert masked.args["softcap"] == 2.0 and list(masked.args["bias"][0, 1, 2]) == [0, 0, -np.inf]
-    assert inexpressible("Attention", [q.astype(np.float16)] * 3, opset=23).subject == "dtype float16"
+    # half storage through the half overloads, the bias (here the bool mask's -inf) in Q's dtype
+    for half, overload in ((np.float16, "f16"), (np.dtype("bfloat16"), "bf16")):
+        plan = translate("Attention", [q.astype(half)] * 3 + [mask], opset=23)
+        assert plan.overload.name == overload and plan.args["bias"].dtype == np.dtype(half)
+    mixed = inexpressible("Attention", [q.astype(np.float16), q, q], opset=23)
+    assert mixed.subject == "dtype float32" and "Q, K and V alike" in mixed.why
     q2 = np.ones((2, 2, 3, 4), np.float32)
     ragged = inexpressible("Attention", [q2, q2, q2, None, None, None, np.array([3, 2])], {"is_causal": 1}, opset=24)
     assert ragged.subject.startswith("nonpad_kv_seqlen [3, 2]")  # one offset per batch entry: not one call

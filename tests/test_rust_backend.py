@@ -51,7 +51,8 @@ def _specs() -> dict[str, Spec]:
 
 
 SPECS = _specs()
-RUST_SPECS = [(s, o) for s in SPECS.values() if "rust" in s.targets for o in s.overloads]
+RUST_SPECS = [(s, o) for s in SPECS.values() if "rust" in s.targets for o in s.overloads
+              if target_for("rust").unsupported(s, o) is None]  # half precision is n/a for Rust
 
 
 def memory_spec(signature: str, **overload) -> Spec:

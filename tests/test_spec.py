@@ -22,7 +22,7 @@ overloads:
 """
 # Line numbers in BASE: 1 op, 4 overloads, 5 "- name: int", 6 signature; appended text starts at 7.
 
-DTYPE_LIST = "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool"
+DTYPE_LIST = "float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool"
 
 
 def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:

@@ -832,9 +832,11 @@ def _attention(node: Node, spec: Spec) -> Plan:
         q = _heads(q, node.attr("q_num_heads"), "Q")
         k = _heads(k, node.attr("kv_num_heads"), "KV")
         v = _heads(v, node.attr("kv_num_heads"), "KV")
+    dt = q.dtype  # float32, or half storage (float16, bfloat16: the f16 and bf16 overloads)
     for name, x in (("Q", q), ("K", k), ("V", v)):
-        if x.dtype != np.float32:  # float16, bfloat16 (and double): no overload
-            raise Inexpressible(f"dtype {x.dtype}", f"{spec.op} takes {name} as float32 only")
+        if x.dtype.name not in ("float32", "float16", "bfloat16") or x.dtype != dt:
+            raise Inexpressible(f"dtype {x.dtype}", f"{spec.op} takes {name} as float32, float16 or bfloat16, "
+                                "Q, K and V alike")
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise Inexpressible("Q, K, V ranks", "Attention takes 3-d or 4-d inputs (an invalid case)")
     if (past_k is None) != (past_v is None):
@@ -882,16 +884,16 @@ def _attention(node: Node, spec: Spec) -> Plan:
     # The bias: the mask padded to T keys, bool as 0 / -inf, broadcast to (B, Hq, S, T); zeros without one.
     if mask is not None:
         if mask.dtype == bool:
-            bias = np.where(mask, np.float32(0.0), np.float32(-np.inf))
+            bias = np.where(mask, 0.0, -np.inf).astype(dt)
             notes.append("bool attn_mask as a 0/-inf bias")
-        elif mask.dtype == np.float32:
+        elif mask.dtype == dt:
             if np.isnan(mask).any() or (mask == np.inf).any():
                 raise Inexpressible("attn_mask with nan or +inf", f"{spec.op}'s bias holds finite values and -inf")
             bias = mask
         else:
-            raise Inexpressible(f"attn_mask of dtype {mask.dtype}", f"{spec.op} takes a float32 bias")
+            raise Inexpressible(f"attn_mask of dtype {mask.dtype}", f"{spec.op} takes a bias of Q's dtype ({dt})")
         if bias.shape[-1] < t:  # ONNX pads a short mask with -inf (False)
-            pad = np.full(bias.shape[:-1] + (t - bias.shape[-1],), -np.inf, np.float32)
+            pad = np.full(bias.shape[:-1] + (t - bias.shape[-1],), -np.inf, dt)
             bias = np.concatenate([bias, pad], axis=-1)
             notes.append(f"attn_mask padded with -inf to {t} keys")
         try:
@@ -900,7 +902,7 @@ def _attention(node: Node, spec: Spec) -> Plan:
             raise Inexpressible(f"attn_mask of shape {list(mask.shape)}",
                                 f"does not broadcast to (B, Hq, S, T) = {[batch, hq, s, t]}") from None
     else:
-        bias = np.broadcast_to(np.zeros((), np.float32), (batch, hq, s, t))
+        bias = np.broadcast_to(np.zeros((), dt), (batch, hq, s, t))
     if nonpad is not None:  # keys from nonpad_kv_seqlen[b] on are padding: -inf
         padded = np.arange(t)[None, :] >= lengths[:, None]  # (B, T)
         bias = np.where(padded[:, None, None, :], np.float32(-np.inf), bias).astype(bias.dtype)

@@ -55,6 +55,7 @@ from opgen.verify import sandbox
 # The worker gets exactly the limits (CPU, memory, files, processes, no core dumps, its own network
 # namespace) and the environment (no OPENAI_/OPGEN_ variables, thread settings) of the gate's own
 # verification child: the harness's helpers, not a copy of them.
+from opgen.verify.executor import dtype_token
 from opgen.verify.harness import Limits, apply_limits, child_env
 from opgen.verify.runner import place
 
@@ -355,7 +356,11 @@ def _run_calls(calls: list[_Call], limits: Limits, timeout: float, answered: Cal
                 call = calls[i]
                 call.answer = answer
                 if answer.get("status") == "ok" and "value" not in answer:
-                    call.answer["out"] = np.load(work / f"out-{i}.npy")
+                    out = np.load(work / f"out-{i}.npy")
+                    want = np.dtype(call.plan.overload.sig.returns.dtype.np)
+                    # .npy keeps ml_dtypes' bfloat16 as a two-byte void: the bits, viewed back
+                    call.answer["out"] = out.view(want) if out.dtype.kind == "V" and out.itemsize == want.itemsize \
+                        else out
                 got.add(i)
                 answered(call)
         finally:
@@ -402,7 +407,7 @@ def _job_call(i: int, key: str, call: _Call, work: Path, rng: np.random.Generato
             placed = place(value, rng, 0)
             arrays[p.name] = placed.buffer
             args.append({"name": p.name, "buffer": p.name, "offset": placed.offset, "shape": list(placed.shape),
-                         "strides": list(placed.strides), "dtype": placed.dtype.str})
+                         "strides": list(placed.strides), "dtype": dtype_token(placed.dtype)})
         else:
             args.append({"name": p.name, "value": value.item() if isinstance(value, np.generic) else value})
     np.savez(work / f"in-{i}.npz", **arrays)
@@ -410,7 +415,7 @@ def _job_call(i: int, key: str, call: _Call, work: Path, rng: np.random.Generato
     out = None
     if r.kind == "tensor":
         shape = overload.rule.output_shape(call.plan.args, [p.name for p in overload.sig.tensor_params])
-        out = {"shape": [int(n) for n in shape], "dtype": np.dtype(r.dtype.np).str}
+        out = {"shape": [int(n) for n in shape], "dtype": dtype_token(np.dtype(r.dtype.np))}
     return {"id": i, "kernel": key, "inputs": f"in-{i}.npz", "args": args, "out": out}
 
 

@@ -20,6 +20,29 @@
 
 namespace opgen {
 
+// bfloat16, a storage type: the upper 16 bits of a float32. GCC 12 on x86 has no arithmetic type
+// for it, so kernels read with to_float, compute in float, and store with to_bfloat16 (round to
+// nearest, ties to even, as PyTorch and ml_dtypes convert; a nan stays a quiet nan of its sign).
+// float16 kernels use _Float16 the same way (static_cast to float and back).
+struct bfloat16 {
+  uint16_t bits;
+};
+
+inline float to_float(bfloat16 h) {
+  const uint32_t u = static_cast<uint32_t>(h.bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+inline bfloat16 to_bfloat16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bfloat16{static_cast<uint16_t>((u >> 16) | 0x0040u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return bfloat16{static_cast<uint16_t>(u >> 16)};
+}
+
 enum class ErrorKind : int32_t {
   Overflow = OPGEN_OVERFLOW_ERROR,
   ZeroDivision = OPGEN_ZERO_DIVISION_ERROR,

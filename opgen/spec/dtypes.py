@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes  # noqa: F401 - registers NumPy's "bfloat16" dtype (and np.finfo for it)
 import numpy as np
 
-# DLPack's DLDataTypeCode values (dlpack.h): kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBool=6.
-DL_INT, DL_UINT, DL_FLOAT, DL_BOOL = 0, 1, 2, 6
+# DLPack's DLDataTypeCode values (dlpack.h): kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBfloat=4, kDLBool=6.
+DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_BOOL = 0, 1, 2, 4, 6
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,12 @@ class DType:
 
     @property
     def is_float(self) -> bool:
-        return self.dl_code == DL_FLOAT
+        return self.dl_code in (DL_FLOAT, DL_BFLOAT)
+
+    @property
+    def is_half(self) -> bool:
+        """A 16-bit storage float (float16, bfloat16): kernels compute in float32."""
+        return self.is_float and self.bits == 16
 
     @property
     def np(self) -> np.dtype:
@@ -45,6 +51,10 @@ DTYPES: dict[str, DType] = {
     d.name: d
     for d in (
         DType("float16", "float16", "_Float16", "f16", DL_FLOAT, 16, 1e-3, 1e-5),
+        # bfloat16 has no C++ type in GCC 12 on x86 (and no stable Rust one): opgen_kernel.hpp's
+        # opgen::bfloat16 holds the bits, with conversions to and from float. NumPy's dtype is
+        # ml_dtypes' (registered by the import above).
+        DType("bfloat16", "bfloat16", "opgen::bfloat16", "bf16", DL_BFLOAT, 16, 8e-3, 1e-5),
         DType("float32", "float32", "float", "f32", DL_FLOAT, 32, 1.3e-6, 1e-5),
         DType("float64", "float64", "double", "f64", DL_FLOAT, 64, 1e-7, 1e-7),
         DType("int8", "int8", "int8_t", "i8", DL_INT, 8, 0.0, 0.0),
@@ -74,3 +84,11 @@ def dtype_of_code(code: int, bits: int) -> DType:
         if d.dl_code == code and d.bits == bits:
             return d
     raise KeyError(f"no dtype with DLPack code {code} and {bits} bits")
+
+
+def floating(dt: np.dtype) -> bool:
+    """Whether a NumPy dtype holds floats: NumPy's own, and ml_dtypes' bfloat16 (whose kind is 'V')."""
+    return dt.kind == "f" or dt == _BFLOAT16
+
+
+_BFLOAT16 = np.dtype("bfloat16")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from opgen.references import INT64_MAX, INT64_MIN
+from opgen.spec.dtypes import floating
 from opgen.spec.checkreport import Recorder, element, float_result, short, tol_exact
 from opgen.spec.lint import draw_examples
 from opgen.spec.model import Overload, Spec, Tolerance, term_count
@@ -311,10 +312,17 @@ def _backward(state: Recorder, worst: _Worst, check: Check, args: dict[str, Any]
     """basis abs_inputs bounds a backward error: the reference of inputs one ulp away must pass."""
     moved = dict(args)
     changed = False
+    half = None
     for p in state.sig.tensor_params:
         v = args[p.name]
-        if not (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size):
+        if not (isinstance(v, np.ndarray) and floating(v.dtype) and v.size):
             continue
+        if v.dtype.itemsize == 2:
+            # Half storage, float32 arithmetic: the inputs themselves are exact, the computation's
+            # backward error is float32's. So the inputs move by one float32 ulp (as float32 arrays)
+            # and the moved result is rounded to the half dtype, as the kernel's would be.
+            half = v.dtype
+            v = v.astype(np.float32)
         flat = np.array(v, copy=True)
         ok = np.isfinite(flat) & (flat != 0)
         if not ok.any():
@@ -331,6 +339,8 @@ def _backward(state: Recorder, worst: _Worst, check: Check, args: dict[str, Any]
         return
     if err is not None:
         return
+    if half is not None:
+        ref2 = np.asarray(ref2).astype(half)
     worst.add(state, ref2, ref, tol, scale, moved, label)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from opgen.spec.dtypes import floating
 from opgen.references import call_reference
 from opgen.spec.model import Overload, Spec
 
@@ -186,7 +187,7 @@ def _widen(route: str, t: Any, v: Any) -> Any:
         from mpmath import mpf
 
         return mpf(v) if isinstance(v, float) else v
-    if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+    if isinstance(v, np.ndarray) and floating(v.dtype):
         target = np.float64 if route == "float64" else np.longdouble
         if v.dtype.itemsize < np.dtype(target).itemsize:
             return v.astype(target)

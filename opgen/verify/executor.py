@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from opgen.verify.ffi import Kernel, KernelError
+from opgen.spec.dtypes import floating
 from opgen.spec.nativetypes import Signature
 from opgen.verify import sandbox
 
@@ -58,10 +59,16 @@ class ProtocolViolation(BaseException):
     """The executor answered something that was not asked for: the candidate tampered with it."""
 
 
+def dtype_token(dt: np.dtype) -> str:
+    """How a dtype crosses to the executor: NumPy's str ('<f4'), except where that loses it
+    (ml_dtypes' bfloat16 is '|V2', any two-byte void): there, its name."""
+    return dt.name if floating(dt) and dt.kind != "f" else dt.str
+
+
 def poison(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """The dtype's sentinel: NaN, True, or the integer maximum."""
     out = np.empty(shape, dtype=dtype)
-    if dtype.kind == "f":
+    if floating(dtype):
         out.fill(np.nan)
     elif dtype.kind == "b":
         out.fill(True)
@@ -95,7 +102,7 @@ class Placed:
         self.extent = (offset, offset)  # the bytes [first, end) the view's elements span in the buffer
 
     def header(self) -> dict[str, Any]:
-        return {"dtype": self.dtype.str, "shape": list(self.shape), "strides": list(self.strides),
+        return {"dtype": dtype_token(self.dtype), "shape": list(self.shape), "strides": list(self.strides),
                 "offset": self.offset, "nbytes": int(self.buffer.size), "tight": self.tight}
 
     def view_of(self, buf: np.ndarray) -> np.ndarray:
@@ -284,7 +291,7 @@ class Executor:
                 header.append({"value": v})
         if out is not None:
             blobs.append(np.ascontiguousarray(out).tobytes())
-        request = {"args": header, "out": None if out is None else {"dtype": out.dtype.str, "shape": list(out.shape)}}
+        request = {"args": header, "out": None if out is None else {"dtype": dtype_token(out.dtype), "shape": list(out.shape)}}
         try:
             send(self.req_w, request, blobs)
         except BrokenPipeError:

@@ -40,6 +40,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opgen.verify.ffi import KernelError
 from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
+from opgen.spec.dtypes import floating
 from opgen.spec.model import Overload, Spec, load_spec
 from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor
 from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
@@ -112,7 +113,7 @@ def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> d
                 d["buffer_elems"] = p.buffer.size // v.itemsize
                 if not p.tight:  # a tight buffer is wherever malloc put it
                     d["address_mod_64"] = p.offset % ALIGN
-            d["values_head"] = [repr(float(x)) if v.dtype.kind == "f" else repr(x.item()) for x in flat]
+            d["values_head"] = [repr(float(x)) if floating(v.dtype) else repr(x.item()) for x in flat]
             out[name] = d
         elif isinstance(v, (str, list)):
             out[name] = brief(v)  # a scale case's text is megabytes: its length, head and tail
@@ -361,7 +362,7 @@ class Check:
             idx = m.details.get("index")
             if idx is not None and isinstance(got, np.ndarray) and got.shape == before.shape and \
                     got[tuple(idx)].tobytes() == before[tuple(idx)].tobytes():
-                if got.dtype.kind in "fc":
+                if floating(got.dtype):
                     m.message += ("; that element still holds what the output held before the call (prefilled with "
                                   f"{FILL_WORDS[kind]}): the kernel did not write it")
                 else:  # an integer or bool prefill is also a value a wrong kernel computes (a clamp, a saturation)
@@ -423,9 +424,9 @@ class Check:
         def garbage() -> np.ndarray:
             if dtype.kind == "b":
                 return rng.integers(0, 2, size=shape).astype(dtype)
-            finite = ref[np.isfinite(ref)] if ref is not None and dtype.kind == "f" else (
+            finite = ref[np.isfinite(ref)] if ref is not None and floating(dtype) else (
                 ref.reshape(-1) if ref is not None else np.zeros(0))
-            if dtype.kind == "f":
+            if floating(dtype):
                 mag = float(np.median(np.abs(finite))) if finite.size else 1.0
                 mag = mag if 0 < mag < float(np.finfo(dtype).max) / 8 else 1.0
                 return (rng.standard_normal(shape) * mag).astype(dtype)
@@ -441,7 +442,7 @@ class Check:
             """Elements where the fill would pass as the answer."""
             if ref is None:
                 return np.zeros(shape, dtype=bool)
-            if dtype.kind != "f":
+            if not floating(dtype):
                 return fill == ref
             tol = self.spec.tolerance_at(self.overload, r.dtype, ex.args)
             s = np.abs(ref.astype(np.float64)) if tol.basis not in ("abs_inputs", "error_scale") else \
@@ -467,7 +468,7 @@ class Check:
             kind = "garbage"
             fill = garbage()
         fill = np.array(fill, dtype=dtype).reshape(shape)  # an array even for a 0-d output (not a NumPy scalar)
-        if dtype.kind == "f" and n:
+        if floating(dtype) and n:
             bad = right(fill)
             if bad.any():
                 finite_ref = np.isfinite(ref)

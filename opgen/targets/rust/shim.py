@@ -47,9 +47,9 @@ _C_TO_RUST = {
 def render_rust_shim(spec: Spec, overload: Overload) -> str:
     sig = overload.sig
     for t in [p.type for p in sig.tensor_params] + ([sig.returns] if sig.returns.is_tensor else []):
-        if t.dtype.name == "float16":
-            raise OpgenError(f"{spec.op} [{overload.name}]: the Rust backend has no float16 tensors "
-                             "(f16 is not a stable Rust type)", hint="leave rust out of this spec's targets")
+        if t.dtype.is_half:
+            raise OpgenError(f"{spec.op} [{overload.name}]: the Rust backend has no {t.dtype.name} tensors "
+                             "(no stable Rust type)", hint="half-precision overloads are C++ kernels")
     kname = kernel_name(spec.op, overload.name)
     params = ", ".join(f"{_c_name(n)}: {_C_TO_RUST[t]}" for t, n in c_params(sig))
     lines = [

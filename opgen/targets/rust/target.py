@@ -26,6 +26,14 @@ class RustTarget(Target):
     answer_model = RustKernelAnswer
     compiled_as = "separate"  # a cdylib of its own (rustc links std into it), loaded at run time
 
+    def unsupported(self, spec: Spec, overload: Overload) -> str | None:
+        sig = overload.sig
+        for t in [p.type for p in sig.tensor_params] + ([sig.returns] if sig.returns.is_tensor else []):
+            if t.dtype is not None and t.dtype.is_half:
+                return (f"Rust has no stable {t.dtype.name} type (its f16 is unstable, and it has no bf16): half-precision "
+                        "overloads are C++ (and GPU) kernels")
+        return None
+
     def declaration(self, spec: Spec, overload: Overload) -> str:
         return rust_declaration(spec.op, overload.name, overload.sig)
 

@@ -1,0 +1,232 @@
+// opgen.nn.gemma_rms_norm, overload f16: float16 storage, float32 arithmetic. Written by scripts/half_kernels.py from
+// answers/cpp/opgen.nn.gemma_rms_norm__f32.cpp (its algorithm, unchanged and private) and a widening wrapper.
+// opgen.nn.gemma_rms_norm, overload f32: Gemma 3's RMSNorm over the last dim,
+// out = x * rsqrt(mean(x^2) + eps) * (1 + weight), as transformers' Gemma3RMSNorm computes it.
+//
+// The mean of squares is summed in double (no overflow for |x| up to ~1e150, no loss of
+// small terms), r = 1 / sqrt(mean + eps) in double, then each output is x * r * (1 + w) in
+// float32 with r rounded once and 1 + w rounded in float32 as the reference's
+// `1.0 + weight.float()` is: within about two ulps of the reference (which sums in float32).
+// An inf in a row makes the mean inf and r 0: finite entries become 0, the inf nan; a nan
+// makes the row nan; an all-zero row gives 0 (0 * rsqrt(eps)).
+//
+// Layout: x arrives as (*loop, d) with any strides, weight as (*loop, d) with the loop dims
+// broadcast (stride 0); a weight that really varies along a loop dim throws ValueError. Rows
+// are walked with an odometer over the loop dims; a row that is not contiguous is gathered
+// first. Rows are split across OpenMP threads when there is enough work.
+#include "opgen_kernel.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace opgen::kernels {
+
+namespace {
+
+#pragma GCC diagnostic ignored "-Wpsabi"  // the vector types never cross a library boundary
+
+using T = float;
+typedef double v8d __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float vf __attribute__((vector_size(64)));
+constexpr int64_t kPerThreadMin = 1 << 14;  // elements per thread below which threads cost more than they save
+
+inline v8d load8(const T* p) {
+  v8f v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v8d);
+}
+inline vf loadf(const T* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void storef(T* p, vf v) { std::memcpy(p, &v, sizeof v); }
+inline double hsum(v8d v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+
+// One contiguous row of n >= 1 elements; scale = 1 + weight (float32), contiguous.
+void rms_norm_row(const T* x, int64_t n, const T* scale, double eps, T* y) {
+  v8d q0 = {}, q1 = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const v8d a = load8(x + i), c = load8(x + i + 8);
+    q0 += a * a;
+    q1 += c * c;
+  }
+  for (; i + 8 <= n; i += 8) {
+    const v8d a = load8(x + i);
+    q0 += a * a;
+  }
+  double q = hsum(q0 + q1);
+  for (; i < n; ++i) q += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const float r = static_cast<float>(1.0 / std::sqrt(q / static_cast<double>(n) + eps));
+  const vf vr = vf{} + r;
+  i = 0;
+  for (; i + 16 <= n; i += 16) storef(y + i, (loadf(x + i) * vr) * loadf(scale + i));
+  for (; i < n; ++i) y[i] = (x[i] * r) * scale[i];
+}
+
+}  // namespace
+
+static void float32_kernel(const opgen::Tensor& x, const opgen::Tensor& weight, double eps, opgen::Tensor& out) {
+  const int nd = out.ndim();
+  if (nd < 1 || x.ndim() != nd || weight.ndim() != nd)
+    throw opgen::Error(opgen::ErrorKind::Value, "gemma_rms_norm expects x (..., d) and weight (d,)");
+  const int64_t d = out.size(nd - 1);
+  int64_t rows = 1;
+  for (int k = 0; k < nd - 1; ++k) {
+    if (out.size(k) > 1 && weight.stride(k) != 0)
+      throw opgen::Error(opgen::ErrorKind::Value, "gemma_rms_norm expects a 1-d weight of the last dim's length");
+    rows *= out.size(k);
+  }
+  if (rows == 0 || d == 0) return;
+  std::vector<T> scale(static_cast<size_t>(d));
+  for (int64_t j = 0; j < d; ++j) scale[static_cast<size_t>(j)] = 1.0f + weight.data<T>()[j * weight.stride(nd - 1)];
+  const T* X = x.data<T>();
+  T* Y = out.data<T>();
+  const int64_t sx = x.stride(nd - 1);
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  const int64_t by_size = rows * d / kPerThreadMin;
+  threads = static_cast<int>(by_size < threads ? (by_size < 1 ? 1 : by_size) : threads);
+  if (threads > rows) threads = static_cast<int>(rows);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    int t = 0, team = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
+#endif
+    const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
+    std::vector<T> row(sx != 1 ? static_cast<size_t>(d) : 0);
+    int64_t idx[OPGEN_MAX_DIMS] = {};
+    int64_t off = 0;
+    for (int64_t r = r0, k = nd - 2; k >= 0; --k) {  // the offset of row r0, and an odometer from there
+      idx[k] = r % out.size(static_cast<int>(k));
+      r /= out.size(static_cast<int>(k));
+      off += idx[k] * x.stride(static_cast<int>(k));
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* src = X + off;
+      if (sx != 1) {
+        for (int64_t j = 0; j < d; ++j) row[static_cast<size_t>(j)] = src[j * sx];
+        src = row.data();
+      }
+      rms_norm_row(src, d, scale.data(), eps, Y + r * d);
+      for (int k = nd - 2; k >= 0; --k) {
+        if (++idx[k] < out.size(k)) {
+          off += x.stride(k);
+          break;
+        }
+        off -= x.stride(k) * (out.size(k) - 1);
+        idx[k] = 0;
+      }
+    }
+  }
+}
+
+
+// ---- half storage, float32 arithmetic ------------------------------------------------------
+// The float32 kernel above runs on float32 copies of the inputs (every float16 value is a float32,
+// so widening is exact) and its float32 result is rounded once into `out` (to nearest, ties to
+// even). Dims of stride 0 (broadcast) stay stride 0 in the copies.
+namespace {
+
+using Half = _Float16;
+
+inline float widen(_Float16 h) { return static_cast<float>(h); }
+inline float widen(opgen::bfloat16 h) { return opgen::to_float(h); }
+inline void narrow(float f, _Float16& h) { h = static_cast<_Float16>(f); }
+inline void narrow(float f, opgen::bfloat16& h) { h = opgen::to_bfloat16(f); }
+
+struct Float32Copy {
+  std::vector<float> data;
+  opgen::Tensor tensor;
+};
+
+// A float32 copy of a half tensor: contiguous over its dims, except that stride-0 dims stay
+// stride 0 (one copy of what they repeat).
+Float32Copy widened(const opgen::Tensor& t) {
+  const int nd = t.ndim();
+  int64_t shape[OPGEN_MAX_DIMS] = {}, strides[OPGEN_MAX_DIMS] = {};
+  int64_t count = 1;
+  for (int d = nd - 1; d >= 0; --d) {
+    shape[d] = t.size(d);
+    const bool repeated = t.stride(d) == 0 && t.size(d) > 1;
+    strides[d] = repeated ? 0 : count;
+    if (!repeated) count *= t.size(d);
+  }
+  Float32Copy c;
+  c.data.resize(static_cast<size_t>(t.numel() == 0 ? 0 : count));
+  if (t.numel() > 0) {
+    const Half* src = t.data<Half>();
+    int64_t idx[OPGEN_MAX_DIMS] = {};
+    for (;;) {  // every index whose repeated dims are 0: each stored value once
+      int64_t from = 0, to = 0;
+      for (int d = 0; d < nd; ++d) {
+        from += idx[d] * t.stride(d);
+        to += idx[d] * strides[d];
+      }
+      c.data[static_cast<size_t>(to)] = widen(src[from]);
+      int d = nd - 1;
+      for (; d >= 0; --d) {
+        if (strides[d] == 0 && shape[d] > 1) continue;
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+      if (d < 0) break;
+    }
+  }
+  opgen_tensor raw{};
+  raw.data = c.data.data();
+  raw.device = opgen_device{1, 0};
+  raw.ndim = nd;
+  raw.dtype = opgen_dtype{2, 32, 1};
+  raw.shape = shape;
+  raw.strides = strides;
+  raw.byte_offset = 0;
+  c.tensor = opgen::Tensor(raw);
+  return c;
+}
+
+// A contiguous float32 result of out's shape, rounded into out afterwards.
+struct Float32Result {
+  std::vector<float> data;
+  opgen::Tensor tensor;
+  explicit Float32Result(const opgen::Tensor& out) : data(static_cast<size_t>(out.numel())) {
+    int64_t shape[OPGEN_MAX_DIMS] = {};
+    for (int d = 0; d < out.ndim(); ++d) shape[d] = out.size(d);
+    opgen_tensor raw{};
+    raw.data = data.data();
+    raw.device = opgen_device{1, 0};
+    raw.ndim = out.ndim();
+    raw.dtype = opgen_dtype{2, 32, 1};
+    raw.shape = shape;
+    raw.strides = nullptr;
+    raw.byte_offset = 0;
+    tensor = opgen::Tensor(raw);
+  }
+  void store(opgen::Tensor& out) const {
+    Half* dst = out.data<Half>();
+    for (size_t i = 0; i < data.size(); ++i) narrow(data[i], dst[i]);
+  }
+};
+
+}  // namespace
+
+void opgen_nn_gemma_rms_norm__f16(const opgen::Tensor& x, const opgen::Tensor& weight, double eps, opgen::Tensor& out) {
+  const Float32Copy wide_x = widened(x);
+  const Float32Copy wide_weight = widened(weight);
+  Float32Result wide_out(out);
+  float32_kernel(wide_x.tensor, wide_weight.tensor, eps, wide_out.tensor);
+  wide_out.store(out);
+}
+
+}  // namespace opgen::kernels
