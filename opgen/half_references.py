@@ -65,3 +65,51 @@ linear = widened("torch.nn.functional.linear")
 matmul = widened("numpy.matmul")
 attention = widened("opgen.attention_references.attention")
 scaled_dot_product_attention = widened("opgen.references.scaled_dot_product_attention")
+
+
+# --- PyTorch's own half-precision kernels: the speed baseline of the half overloads' bench cases --
+# (torch computes Half and BFloat16 on the CPU with float32 accumulation too; NumPy's bfloat16 is
+# ml_dtypes', which torch.from_numpy does not take, so bfloat16 crosses as its int16 bits.)
+
+def _to_torch(a: Any) -> Any:
+    import torch  # torch (seconds to import) only where a bench case times it
+
+    if isinstance(a, np.ndarray) and a.dtype == np.dtype("bfloat16"):
+        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+
+
+def _to_numpy(t: Any) -> np.ndarray:
+    import torch  # see _to_torch
+
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.dtype("bfloat16"))
+    return t.numpy()
+
+
+def torch_half(name: str) -> Callable[..., Any]:
+    """``torch.<name>`` (or torch.nn.functional's) on the half tensors as they are."""
+
+    def run(*args: Any) -> np.ndarray:
+        import torch  # see _to_torch
+        import torch.nn.functional as F  # noqa: N812 - torch's own spelling
+
+        fn = getattr(F, name, None) or getattr(torch, name)
+        return _to_numpy(fn(*[_to_torch(a) for a in args]))
+
+    run.__name__ = f"torch_{name}"
+    return run
+
+
+def _torch_layer_norm(input: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    import torch.nn.functional as F  # noqa: N812 - see _to_torch
+
+    return _to_numpy(F.layer_norm(_to_torch(input), (input.shape[-1],), _to_torch(weight), _to_torch(bias), eps))
+
+
+torch_add = torch_half("add")
+torch_mul = torch_half("mul")
+torch_matmul = torch_half("matmul")
+torch_linear = torch_half("linear")
+torch_softmax = torch_half("softmax")
+torch_layer_norm = _torch_layer_norm
