@@ -64,17 +64,17 @@ def test_report_in_headless_chromium(chromium: str, served: str, tmp_path: Path)
         assert b.evaluate("document.getElementById('shown-count').textContent") == f"{total} of {total} overloads shown"
         b.screenshot(shots / "report-index.png")
 
-        # The filter: text narrows to operator.matmul's two overloads (a bare "matmul" also finds
+        # The filter: text narrows to operator.matmul's four overloads (a bare "matmul" also finds
         # opgen.nn.int8_matmul); a status with no match shows the notice.
         b.type_into("#filter", "operator.matmul")
         visible = b.evaluate("Array.from(document.querySelectorAll('#matrix tbody tr.op-row'))"
                              ".filter(r => !r.hidden).map(r => r.dataset.op + ' ' + r.cells[1].textContent)")
-        assert visible == ["operator.matmul f32", "operator.matmul f64"]
+        assert visible == ["operator.matmul f32", "operator.matmul f64", "operator.matmul f16", "operator.matmul bf16"]
         assert b.evaluate("location.hash") == "#q=operator.matmul"
         b.select("#status-filter", "failed")
         assert b.evaluate("document.getElementById('no-match').hidden") is False
         b.select("#status-filter", "verified")
-        assert b.evaluate("document.querySelectorAll('#matrix tbody tr.op-row:not([hidden])').length") == 2
+        assert b.evaluate("document.querySelectorAll('#matrix tbody tr.op-row:not([hidden])').length") == 4
         b.screenshot(shots / "report-filtered.png")
 
         # Follow the (visible) link to the op page with a real click.
