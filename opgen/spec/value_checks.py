@@ -317,7 +317,7 @@ def _backward(state: Recorder, worst: _Worst, check: Check, args: dict[str, Any]
         v = args[p.name]
         if not (isinstance(v, np.ndarray) and floating(v.dtype) and v.size):
             continue
-        if v.dtype.itemsize == 2:
+        if p.type.dtype.is_half:
             # Half storage, float32 arithmetic: the inputs themselves are exact, the computation's
             # backward error is float32's. So the inputs move by one float32 ulp (as float32 arrays)
             # and the moved result is rounded to the half dtype, as the kernel's would be.
