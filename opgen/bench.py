@@ -185,8 +185,11 @@ def _tensor(rng: np.random.Generator, t: NativeType, spec: BenchTensor) -> np.nd
     return rng.integers(int(spec.min), int(spec.max), size=spec.shape, endpoint=True).astype(dt.np)
 
 
-def _output(overload: Overload, args: dict[str, Any]) -> np.ndarray | None:
+def _output(overload: Overload, args: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, ...] | None:
     r = overload.sig.returns
+    if r.is_tuple:  # one out array per result
+        names = [p.name for p in overload.sig.tensor_params]
+        return tuple(np.empty(overload.rules[n].output_shape(args, names), dtype=t.dtype.np) for n, t in r.fields)
     if r.kind != "tensor":
         return None
     shape = overload.rule.output_shape(args, [p.name for p in overload.sig.tensor_params])
@@ -206,6 +209,8 @@ def _reference_caller(dotted: str, values: list[Any]) -> Callable[[], Any]:
 
 
 def _to_numpy(result: Any) -> Any:
+    if isinstance(result, tuple):  # several results (torch's named tuples)
+        return tuple(_to_numpy(r) for r in result)
     return result.numpy() if hasattr(result, "numpy") else result
 
 
@@ -236,6 +241,15 @@ def _agrees(spec: Spec, overload: Overload, got: Any, ref: Any, args: dict[str, 
     (k = 1024 against k <= 48), so the spec's tolerance, derived for its own domain, is
     widened 100x; a wrong kernel misses by far more than that."""
     r = overload.sig.returns
+    if r.is_tuple:  # each result against the reference's element at its position
+        for (name, t), g, e in zip(r.fields, got, ref):
+            tol = spec.tolerance_for(overload, t.dtype)
+            try:
+                compare_tensor(np.asarray(g), np.asarray(e).astype(g.dtype, copy=False),
+                               tol.model_copy(update={"rtol": tol.rtol * 100}), None, Outcome())
+            except Mismatch as m:
+                return False, f"result '{name}' disagrees with the reference: {str(m).splitlines()[0]}"
+        return True, ""
     if r.kind != "tensor":
         return (got == ref), ("" if got == ref else "the kernel's result differs from the reference")
     ref = np.asarray(ref)

@@ -31,9 +31,8 @@ def environment(prompts_dir: Path) -> jinja2.Environment:
 def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
     sig = overload.sig
     tolerances = []
-    for p in list(sig.params) + [None]:
-        t = sig.returns if p is None else p.type
-        if t.dtype is not None and t.dtype.is_float and p is None:
+    for t in dict.fromkeys(t for _, t in sig.results):  # each float result dtype once
+        if t.dtype is not None and t.dtype.is_float:
             tol = spec.tolerance_for(overload, t.dtype)
             tolerances.append({"dtype": t.dtype.name, "rtol": tol.rtol, "atol": tol.atol, "basis": tol.basis,
                                "why": " ".join(tol.why.split())})
@@ -47,6 +46,9 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         "kernel_name": kernel_name(spec.op, overload.name),
         "returns_tensor": sig.returns.is_tensor,
         "shape_rule": overload.rule.describe() if overload.rule else None,
+        # A tuple result: each out tensor's name, type and shape rule.
+        "results": [{"name": n, "type": str(t), "shape_rule": overload.rules[n].describe()} for n, t in sig.results]
+        if sig.returns.is_tuple else [],
         "params": [{"name": p.name, "type": str(p.type), "domain": _domain_text(overload.domain.get(p.name))}
                    for p in sig.params],
         "raises": overload.raises,

@@ -60,6 +60,8 @@ def call_reference(dotted: str, args: list[Any]) -> Any:
 
         targs = [torch.from_numpy(np.array(a, copy=True)) if isinstance(a, np.ndarray) else a for a in args]
         result = fn(*targs)
+        if isinstance(result, tuple):  # several results (torch's named tuples: topk's values, indices)
+            return tuple(r.numpy() if isinstance(r, torch.Tensor) else r for r in result)
         return result.numpy() if isinstance(result, torch.Tensor) else result
     return fn(*args)
 
@@ -322,6 +324,26 @@ def layer_norm(input: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: flo
     w = _torch_copy(weight).double()
     out = F.layer_norm(_torch_copy(input).double(), (w.shape[0],), w, _torch_copy(bias).double(), eps)
     return out.float().numpy()
+
+
+def native_layer_norm(input: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+                      eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``torch.native_layer_norm`` over the last dim (normalized_shape implied by weight's length, as
+    in ``layer_norm``): (output, mean, rstd), mean and rstd of shape (*, 1), evaluated in float64 on
+    the float32 inputs and each rounded once to float32, for the reason ``layer_norm`` gives. The
+    output is ``layer_norm``'s. The statistics are NumPy's in float64: torch's own mean of a row
+    holding an infinity is inf on some of its code paths and nan on others (its vectorised and
+    Welford moments differ), so the contract is the plain one: the mean is the sum over n (+-inf
+    where the row holds infinities of one sign, nan with a nan or both), the variance the mean of
+    squared deviations (nan with any nan or inf), rstd = 1 / sqrt(var + eps); a row of d == 0 has
+    mean 0 and rstd nan, as torch."""
+    x = np.asarray(input, dtype=np.float64)
+    n = x.shape[-1]
+    with np.errstate(all="ignore"):
+        mean = x.sum(axis=-1, keepdims=True) / n if n else np.zeros(x.shape[:-1] + (1,))
+        var = np.mean((x - mean) ** 2, axis=-1, keepdims=True) if n else np.full(x.shape[:-1] + (1,), np.nan)
+        rstd = 1.0 / np.sqrt(var + eps)
+    return layer_norm(input, weight, bias, eps), mean.astype(np.float32), rstd.astype(np.float32)
 
 
 def normalize(input: np.ndarray, p: float, dim: int, eps: float) -> np.ndarray:

@@ -57,16 +57,18 @@ def test_request_carries_the_overloads_facts(rendered, spec, overload):
 @pytest.mark.parametrize(("spec", "overload"), OVERLOADS, ids=_ids(OVERLOADS))
 def test_request_states_the_tolerance_numbers(rendered, spec, overload):
     _, user = rendered[(spec.op, overload.name)]
-    dt = overload.sig.returns.dtype
-    if dt is None or not dt.is_float:
+    # every float result's dtype (a tuple may have several results, and integer ones beside them)
+    floats = list(dict.fromkeys(t.dtype for _, t in overload.sig.results if t.dtype is not None and t.dtype.is_float))
+    if not floats:
         assert "Results are compared exactly." in user
         assert "## Accuracy" not in user
         return
-    tol = spec.tolerance_for(overload, dt)
-    scale = {"reference": "|ref|", "abs_inputs": "(the reference applied to |inputs|)", "error_scale": "E"}[tol.basis]
-    assert f"- {dt.name}: |got - ref| <= {tol.atol} + {tol.rtol} * {scale};" in user
-    # An error scale is the reference's own: the prompt says what it is (the tolerance's why).
-    assert ("E is the reference's error scale: " + " ".join(tol.why.split()) in user) is (tol.basis == "error_scale")
+    for dt in floats:
+        tol = spec.tolerance_for(overload, dt)
+        scale = {"reference": "|ref|", "abs_inputs": "(the reference applied to |inputs|)", "error_scale": "E"}[tol.basis]
+        assert f"- {dt.name}: |got - ref| <= {tol.atol} + {tol.rtol} * {scale};" in user
+        # An error scale is the reference's own: the prompt says what it is (the tolerance's why).
+        assert ("E is the reference's error scale: " + " ".join(tol.why.split()) in user) is (tol.basis == "error_scale")
 
 
 def test_tolerance_numbers_are_the_specs_own():

@@ -57,7 +57,9 @@ def test_every_shipped_spec_loads():
         assert len(spec.text_hash) == 64
         for overload in spec.overloads:
             assert overload.sig.params or overload.sig.returns  # signature parsed
-            assert (overload.rule is not None) == overload.sig.returns.is_tensor
+            assert (overload.rule is not None) == overload.sig.tensor_results
+            # one rule per tensor result (a tuple's named results, or "out")
+            assert set(overload.rules) == ({n for n, _ in overload.sig.results} if overload.sig.tensor_results else set())
 
 
 def test_shipped_spec_paths_follow_op_names():
@@ -141,7 +143,9 @@ def test_unknown_dtype_as_overload_tolerance_key(tmp_path):
 GRAMMAR = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
     f"list[<scalar>] or tensor[<dtype>] with dtype one of {DTYPE_LIST}"
-    "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'"
+    "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'; "
+    "several tensor results are a tuple of named tensors, as in "
+    "'-> tuple[values: tensor[float32], indices: tensor[int64]]'"
 )
 
 
@@ -230,7 +234,8 @@ def test_unknown_shape_form(tmp_path):
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
+        "{squeeze: <tensor param>, axis: <int param>}, {topk: <tensor param>, axis: <int param>, k: <int param>}, "
+        "{broadcast_to: <tensor param>, shape: <list[int] param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "

@@ -819,6 +819,10 @@ class Propagator:
             r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
         except MissingOp as missing:
             r = self.weak_scalars(e, args, kwargs, missing)
+        if r.overload.sig.returns.is_tuple:
+            raise self.error(e, f"{e.op} returns several tensors ({r.overload.sig.returns}); a call of an op with a "
+                                "tuple result is not supported by opgen compile yet",
+                             "call it from Python (opgen.verify.ffi.Kernel), or use an op with one result")
         given = dict(zip(r.params, e.args)) | e.kwargs
         e.bound = []
         for p, widen in zip(r.overload.sig.params, r.widened):

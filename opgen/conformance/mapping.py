@@ -532,6 +532,24 @@ def _arg_extreme(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
+def _result(position: int) -> Callable[[tuple[np.ndarray, ...]], np.ndarray]:
+    """An ONNX output that is one result of a tuple-returning op (its position in the tuple)."""
+    return lambda results: results[position]
+
+
+def _topk(node: Node, spec: Spec) -> Plan:
+    """Values and Indices: torch.topk's (values, indices), whose ties (the lower index first) and NaN
+    order are ONNX's. K is an input from opset 10, the attribute k before."""
+    x = _required(node, 0, "X")
+    k_input = node.input(1)
+    k = int(np.asarray(k_input).reshape(-1)[0]) if k_input is not None else int(node.attr("k"))
+    if x.ndim == 0:
+        raise Inexpressible("a 0-d input", "ONNX TopK takes a tensor of rank 1 or more (an invalid case)")
+    args = {"input": x, "k": k, "dim": _axis(node.attr("axis", -1), x.ndim),
+            "largest": bool(node.attr("largest", 1)), "sorted": bool(node.attr("sorted", 1))}
+    return Plan(choose(spec, args), args, {0: _result(0), 1: _result(1)})
+
+
 def _cumsum(node: Node, spec: Spec) -> Plan:
     x = _required(node, 0, "x")
     axis_t = _required(node, 1, "axis")
@@ -566,7 +584,10 @@ def _gelu(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
-def _layer_norm(node: Node, spec: Spec) -> Plan:
+def _layer_norm(node: Node, spec: Spec, native: Spec) -> Plan:
+    """Y by layer_norm; where the node asks for Mean or InvStdDev too, all three by
+    torch.native_layer_norm's (output, mean, rstd) (its rstd is ONNX's InvStdDev), reshaped to
+    X.shape[:axis] + (1,) * (rank - axis). A dtype native_layer_norm lacks computes Y only (partly)."""
     x, scale, bias = _required(node, 0, "X"), _required(node, 1, "Scale"), node.input(2)
     if bias is None:
         raise Inexpressible("no bias input B", f"{spec.op}'s overload takes weight and bias")
@@ -582,6 +603,15 @@ def _layer_norm(node: Node, spec: Spec) -> Plan:
     args = {"input": x.reshape(_prod(x.shape[:axis]), d), "weight": weight, "bias": bias_,
             "eps": float(node.attr("epsilon", 1e-5))}
     notes = [f"normalized over dims {axis}.. merged into one of {d} by a reshape"] if len(normalized) > 1 else []
+    if any(node.outputs[1:3]):
+        try:
+            overload = choose(native, args)
+        except Inexpressible:
+            pass  # Y alone, by layer_norm: Mean and InvStdDev are left not computed
+        else:
+            kept = x.shape[:axis] + (1,) * len(normalized)
+            return Plan(overload, args, {0: lambda r: r[0].reshape(x.shape), 1: lambda r: r[1].reshape(kept),
+                                         2: lambda r: r[2].reshape(kept)}, notes, spec=native)
     return Plan(choose(spec, args), args, {0: _reshape(x.shape)}, notes)
 
 
@@ -1052,8 +1082,11 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("LogSoftmax", "torch.nn.functional.log_softmax", _softmax,
             "log-softmax along axis (opset < 13: coerced to 2-d)"),
     Mapping("Gelu", "torch.nn.functional.gelu", _gelu, "approximate none or tanh"),
+    Mapping("TopK", "torch.topk", _topk, "K input (or the k attribute before opset 10), axis, largest, sorted; "
+            "Values and Indices (ties: the lower index first, as both say)"),
     Mapping("LayerNormalization", "torch.nn.functional.layer_norm", _layer_norm,
-            "the trailing dims from axis merged into one; Y only (not Mean, InvStdDev); needs B"),
+            "the trailing dims from axis merged into one; Y by layer_norm, or with Mean and InvStdDev all three "
+            "by torch.native_layer_norm (float32; other dtypes Y only); needs B", others=("torch.native_layer_norm",)),
     Mapping("Gemm", "torch.nn.functional.linear", _gemm,
             "linear for alpha = 1 with no C or beta = 1 and C one row; else torch.addmm (alpha, beta, C broadcast "
             "to (M, N) as a stride-0 view; no C: beta = 0); transposes as views", others=("torch.addmm",)),

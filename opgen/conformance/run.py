@@ -356,11 +356,10 @@ def _run_calls(calls: list[_Call], limits: Limits, timeout: float, answered: Cal
                 call = calls[i]
                 call.answer = answer
                 if answer.get("status") == "ok" and "value" not in answer:
-                    out = np.load(work / f"out-{i}.npy")
-                    want = np.dtype(call.plan.overload.sig.returns.dtype.np)
-                    # .npy keeps ml_dtypes' bfloat16 as a two-byte void: the bits, viewed back
-                    call.answer["out"] = out.view(want) if out.dtype.kind == "V" and out.itemsize == want.itemsize \
-                        else out
+                    sig = call.plan.overload.sig
+                    outs = [_load_out(work / (f"out-{i}-{j}.npy" if sig.returns.is_tuple else f"out-{i}.npy"), t)
+                            for j, (_, t) in enumerate(sig.results)]
+                    call.answer["out"] = tuple(outs) if sig.returns.is_tuple else outs[0]
                 got.add(i)
                 answered(call)
         finally:
@@ -378,6 +377,13 @@ def _run_calls(calls: list[_Call], limits: Limits, timeout: float, answered: Cal
             for i in missing:
                 calls[i].answer = {"status": "error", "kind": "worker", "message": why}
                 answered(calls[i])
+
+
+def _load_out(path: Path, t: Any) -> np.ndarray:
+    out = np.load(path)
+    want = np.dtype(t.dtype.np)
+    # .npy keeps ml_dtypes' bfloat16 as a two-byte void: the bits, viewed back
+    return out.view(want) if out.dtype.kind == "V" and out.itemsize == want.itemsize else out
 
 
 def _lines(fd: int, patience: float):
@@ -411,11 +417,11 @@ def _job_call(i: int, key: str, call: _Call, work: Path, rng: np.random.Generato
         else:
             args.append({"name": p.name, "value": value.item() if isinstance(value, np.generic) else value})
     np.savez(work / f"in-{i}.npz", **arrays)
-    r = overload.sig.returns
-    out = None
-    if r.kind == "tensor":
-        shape = overload.rule.output_shape(call.plan.args, [p.name for p in overload.sig.tensor_params])
-        out = {"shape": [int(n) for n in shape], "dtype": dtype_token(np.dtype(r.dtype.np))}
+    sig = overload.sig
+    names = [p.name for p in sig.tensor_params]
+    outs = [{"shape": [int(n) for n in overload.rules[name].output_shape(call.plan.args, names)],
+             "dtype": dtype_token(np.dtype(t.dtype.np))} for name, t in sig.results] if sig.tensor_results else []
+    out = outs if sig.returns.is_tuple else outs[0] if outs else None  # a tuple result: one per result
     return {"id": i, "kernel": key, "inputs": f"in-{i}.npz", "args": args, "out": out}
 
 
@@ -452,8 +458,9 @@ def _judge(name: str, call: _Call, case: Case, opgen_op: str) -> CaseResult:
         try:
             got = produce(result)
         except ValueError as exc:  # the result does not have the shape the translation expects
+            shapes = [list(r.shape) for r in result] if isinstance(result, tuple) else list(result.shape)
             return CaseResult(name, "wrong", f"output {case.outputs[position]}: the result of shape "
-                              f"{list(result.shape)} does not fit ({exc})", outputs_checked=checked,
+                              f"{shapes} does not fit ({exc})", outputs_checked=checked,
                               outputs_not_computed=not_computed, **base)
         mismatch = compare(got, expected[position], case.rtol, case.atol)
         if mismatch is not None:

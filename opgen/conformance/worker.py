@@ -101,7 +101,11 @@ def _call(kernels: _Kernels, call: dict[str, Any], work: Path, timeout: float) -
     with np.load(work / call["inputs"]) as buffers:
         values = [_placed(a, buffers) if "buffer" in a else a["value"] for a in call["args"]]
     placed = [(a["name"], v) for a, v in zip(call["args"], values) if isinstance(v, Placed)]
-    out = poison(tuple(call["out"]["shape"]), np.dtype(call["out"]["dtype"])) if call.get("out") else None
+    wanted = call.get("out")
+    # one out array, or (a tuple result) a list of them, each prefilled with the dtype's sentinel
+    outs = [poison(tuple(o["shape"]), np.dtype(o["dtype"])) for o in (wanted if isinstance(wanted, list) else [wanted])] \
+        if wanted else []
+    out = tuple(outs) if isinstance(wanted, list) else outs[0] if outs else None
     started = time.monotonic()
     ex = None
     try:
@@ -133,7 +137,10 @@ def _call(kernels: _Kernels, call: dict[str, Any], work: Path, timeout: float) -
         return {"status": "error", "kind": "raised", "message": f"{type(exc).__name__}: {exc}"[:1000]}
     written = [name for name, p in placed if p.after is None or not np.array_equal(p.after, p.buffer)]
     answer: dict[str, Any] = {"status": "ok", "seconds": round(time.monotonic() - started, 4), "inputs_written": written}
-    if out is not None:
+    if isinstance(out, tuple):  # a tuple result: out-<id>-<position>.npy
+        for j, o in enumerate(out):
+            np.save(work / f"out-{call['id']}-{j}.npy", o)
+    elif out is not None:
         np.save(work / f"out-{call['id']}.npy", out)
     else:
         answer["value"] = result

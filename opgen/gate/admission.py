@@ -318,10 +318,10 @@ def evidence(spec: Spec, overload: Overload, verdicts: list[Verdict], built: Bui
 
 
 def _tolerances(spec: Spec, overload: Overload) -> dict[str, Any]:
-    dt = overload.sig.returns.dtype
-    if dt is None or not dt.is_float:
+    floats = dict.fromkeys(t.dtype for _, t in overload.sig.results if t.dtype is not None and t.dtype.is_float)
+    if not floats:
         return {"exact": True}
-    return {dt.name: spec.tolerance_for(overload, dt).model_dump()}
+    return {dt.name: spec.tolerance_for(overload, dt).model_dump() for dt in floats}
 
 
 def library_versions(reference: str) -> dict[str, str]:

@@ -44,11 +44,18 @@ def cpp_type(t: NativeType, *, param: bool) -> str:
     return f"const {base}&" if (param and t.name == "str") else base
 
 
+def out_local(result: str) -> str:
+    """The shims' local name of a result's out tensor: ``opgen_out`` for a single result (its C
+    argument is ``out``), ``opgen_out_<name>`` for a tuple's named result (its C argument is ``<name>``)."""
+    return "opgen_out" if result == "out" else f"opgen_out_{result}"
+
+
 def cpp_declaration(op: str, overload: str, sig: Signature) -> str:
-    """The exact C++ declaration the LLM implements (inside namespace opgen::kernels)."""
+    """The exact C++ declaration the LLM implements (inside namespace opgen::kernels). Tensor results
+    come last, one ``opgen::Tensor&`` each, named as the signature names them (``out`` for one)."""
     params = [f"{cpp_type(p.type, param=True)} {p.name}" for p in sig.params]
-    if sig.returns.is_tensor:
-        params.append("opgen::Tensor& out")
+    if sig.tensor_results:
+        params += [f"opgen::Tensor& {name}" for name, _ in sig.results]
         ret = "void"
     else:
         ret = cpp_type(sig.returns, param=False)
@@ -77,8 +84,8 @@ def rust_declaration(op: str, overload: str, sig: Signature) -> str:
     """The exact Rust signature the LLM implements (in kernel.rs, after
     ``use opgen::{Error, ErrorKind, Result, TensorMut, TensorRef};``)."""
     params = [f"{rust_ident(p.name)}: {rust_type(p.type, param=True)}" for p in sig.params]
-    if sig.returns.is_tensor:
-        params.append(f"out: &mut TensorMut<{sig.returns.dtype.rust}>")
+    if sig.tensor_results:
+        params += [f"{rust_ident(name)}: &mut TensorMut<{t.dtype.rust}>" for name, t in sig.results]
         ret = "()"
     else:
         ret = rust_type(sig.returns, param=False)
@@ -86,7 +93,8 @@ def rust_declaration(op: str, overload: str, sig: Signature) -> str:
 
 
 def c_params(sig: Signature) -> list[tuple[str, str]]:
-    """(C type, name) of every shim parameter, in order: inputs, out, err."""
+    """(C type, name) of every shim parameter, in order: inputs, out (one per result of a tuple, each
+    named as the result), err."""
     out: list[tuple[str, str]] = []
     for p in sig.params:
         t = p.type
@@ -100,8 +108,8 @@ def c_params(sig: Signature) -> list[tuple[str, str]]:
         else:
             out.append((C_SCALARS[t.name], p.name))
     r = sig.returns
-    if r.kind == "tensor":
-        out.append(("opgen_tensor*", "out"))
+    if sig.tensor_results:
+        out += [("opgen_tensor*", name) for name, _ in sig.results]
     elif r.kind == "list":
         out.append(("opgen_list*", "out"))
     elif r.name == "str":
@@ -120,7 +128,7 @@ def c_declaration(op: str, overload: str, sig: Signature) -> str:
 def native_signature(op: str, overload: str, sig: Signature) -> dict:
     """What a registry entry records for the compiler: types in, type out, the C and C++
     spellings (a target adds its own declaration where it differs: ``Target.signature``)."""
-    return {
+    record = {
         "params": [{"name": p.name, "type": str(p.type)} for p in sig.params],
         "returns": str(sig.returns),
         "python": str(sig),
@@ -129,3 +137,6 @@ def native_signature(op: str, overload: str, sig: Signature) -> dict:
         "c_symbol": c_symbol(op, overload),
         "abi_version": 1,
     }
+    if sig.returns.is_tuple:  # each result's name and type, in the order of the out arguments
+        record["results"] = [{"name": name, "type": str(t)} for name, t in sig.results]
+    return record

@@ -41,7 +41,8 @@ import numpy as np
 
 from opgen.errors import SpecError
 from opgen.gate.admission import dev_seed
-from opgen.spec.checkreport import OverloadCheck, Problem, Recorder, SpecCheckReport, float_result, short, tol_exact
+from opgen.spec.checkreport import (OverloadCheck, Problem, Recorder, SpecCheckReport, first_float, float_result, short,
+                                    tol_exact)
 from opgen.spec.honest import HonestKernel, gate_run
 from opgen.spec.lint import lint_overload
 from opgen.spec.model import Overload, Spec, Tolerance
@@ -108,9 +109,12 @@ def check_overload(spec: Spec, overload: Overload, *, examples: int = CHECK_EXAM
             if "reference" not in state.seen:  # else the gate's run would only meet the same undeclared error
                 _gate(state, route, gate_examples)
     if not route.available:
-        if not float_result(overload):
+        if overload.sig.returns.is_tuple:
+            what = ("the value probes measure single results: the domain, the declared errors and the gate's run "
+                    "with the reference as the kernel (every result compared) are checked")
+        elif not float_result(overload):
             what = "the results are compared exactly, so only the domain and the declared errors are checked"
-        elif tol_exact(spec.tolerance_for(overload, overload.sig.returns.dtype)):
+        elif tol_exact(spec.tolerance_for(overload, first_float(overload))):
             what = "the exact tolerance (rtol = atol = 0) cannot be checked against the exact value"
         else:
             what = "the tolerance is checked against one-ulp moves of the reference's own result only"
@@ -123,10 +127,10 @@ def _lint(state: Recorder) -> bool:
     """The lint's findings as problems (all of them); False when the reference cannot be called or raised
     an undeclared error, which the other checks would only meet again."""
     lint = lint_overload(state.spec, state.o)
-    r = state.o.sig.returns
+    dt = first_float(state.o)
     for f in lint.findings:
-        if f.kind == "under_tolerance" and r.dtype is not None:
-            name, loc = state.tolerance_field(r.dtype, "atol")
+        if f.kind == "under_tolerance" and dt is not None:
+            name, loc = state.tolerance_field(dt, "atol")
         elif f.kind == "reference_error" and "raised" in f.message:
             name, loc = f"{state.domain_field()[0]} or overloads[{state.o.name}].raises", state.domain_field()[1]
         else:
@@ -164,7 +168,8 @@ def _gate(state: Recorder, route: WideRoute, examples: int) -> None:
             continue
         details = verdict.get("details", {}) or {}
         kind = verdict.get("kind", "")
-        r = o.sig.returns
+        # the result that differed (a tuple's names it), else the single result
+        r = dict(o.sig.results).get(details.get("result", "out"), o.sig.returns)
         if kind == "value" and r.dtype is not None and r.dtype.is_float:
             name_, loc = state.tolerance_field(r.dtype, _gate_part(spec.tolerance_for(o, r.dtype), details))
             fix = ("loosen the tolerance as the tolerance problem above says, or narrow the domain"

@@ -137,8 +137,13 @@ class Recorder:
 
 
 def float_result(o: Overload) -> bool:
-    r = o.sig.returns
-    return r.dtype is not None and r.dtype.is_float
+    """Whether a result is a float (any result of a tuple)."""
+    return first_float(o) is not None
+
+
+def first_float(o: Overload) -> DType | None:
+    """The dtype of the first float result, or None."""
+    return next((t.dtype for _, t in o.sig.results if t.dtype is not None and t.dtype.is_float), None)
 
 
 def tol_exact(tol: Tolerance) -> bool:

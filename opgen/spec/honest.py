@@ -59,6 +59,10 @@ class HonestKernel:
                 result = combine(self.route, result, self.route.rounded(wide, result))
             except Unavailable:
                 self.unavailable += 1
+        if isinstance(out, tuple):  # a tuple result: each out from the reference's element at its position
+            for o, value in zip(out, result):
+                o[...] = np.asarray(value, dtype=o.dtype)
+            return out
         if out is not None:
             out[...] = np.asarray(result, dtype=out.dtype)
             return out

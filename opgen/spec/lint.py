@@ -160,6 +160,10 @@ def _reference(spec: Spec, overload: Overload, args: dict[str, Any]) -> Any:
             raise _Raised
     if r.is_tensor:
         result = np.asarray(result, dtype=r.dtype.np)
+    if r.is_tuple:  # each result in its own dtype (a reference that returns fewer is a spec bug, raised here)
+        if not isinstance(result, (tuple, list)) or len(result) != len(r.fields):
+            raise TypeError(f"returned {type(result).__name__}, not a tuple of {len(r.fields)} results")
+        result = tuple(np.asarray(x, dtype=t.dtype.np) for x, (_, t) in zip(result, r.fields))
     return result
 
 
@@ -179,12 +183,16 @@ def _error_scale(spec: Spec, overload: Overload, args: dict[str, Any]) -> np.nda
 def _nonempty(result: Any) -> bool:
     if isinstance(result, np.ndarray):
         return result.size > 0
+    if isinstance(result, tuple) and result and all(isinstance(x, np.ndarray) for x in result):
+        return any(x.size > 0 for x in result)  # a tuple result
     if isinstance(result, (str, list, tuple)):
         return len(result) > 0
     return True
 
 
 def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):  # a tuple result: every result the same
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
@@ -240,8 +248,11 @@ def lint_overload(spec: Spec, overload: Overload, *, n: int = LINT_EXAMPLES, see
     drawn = draw_examples(overload, n, seed_)
     result.examples = len(drawn)
     rng = np.random.default_rng(seed_)
-    r = overload.sig.returns
-    is_float = r.dtype is not None and r.dtype.is_float
+    # The float results whose all-zero stand-in is checked: (position in a tuple result or None, type).
+    floats = [(i if overload.sig.returns.is_tuple else None, t) for i, (_, t) in enumerate(overload.sig.results)
+              if t.dtype is not None and t.dtype.is_float]
+    is_float = bool(floats)
+    r = floats[0][1] if floats else overload.sig.returns
     tol = spec.tolerance_for(overload, r.dtype) if is_float else None
     zero_magnitudes: list[float] = []
     zero_passes = informative = 0
@@ -259,11 +270,13 @@ def lint_overload(spec: Spec, overload: Overload, *, n: int = LINT_EXAMPLES, see
         if not _nonempty(ref):
             continue
         result.nonempty += 1
-        if is_float and (m := _magnitude(ref)):  # an all-zero reference is not a magnitude under atol
-            informative += 1
-            if _zeros_pass(spec, overload, tol, args, ref):
-                zero_passes += 1
-                zero_magnitudes.append(m)
+        for index, t in floats:
+            value = ref if index is None else ref[index]
+            if m := _magnitude(value):  # an all-zero reference is not a magnitude under atol
+                informative += 1
+                if _zeros_pass(spec, overload, spec.tolerance_for(overload, t.dtype), args, value):
+                    zero_passes += 1
+                    zero_magnitudes.append(m)
         alt_args = _redraw(overload, args, drawn[(i + 1 + i % 7) % len(drawn)], rng)
         try:
             alt = _reference(spec, overload, alt_args)

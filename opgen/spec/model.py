@@ -183,7 +183,9 @@ class Overload(Strict):
     name: str
     signature: str
     # validate_default: a tensor result without a shape is reported at this key too.
-    shape: str | dict[str, str | list[str] | bool] | None = Field(default=None, validate_default=True)
+    # A tuple result gives one rule per result, keyed by the result's name.
+    shape: str | dict[str, str | list[str] | bool | dict[str, str | list[str] | bool]] | None = Field(
+        default=None, validate_default=True)
     reference: str | None = None
     domain: dict[str, Domain] = {}
     raises: list[Raises] = []
@@ -259,7 +261,13 @@ class Overload(Strict):
 
     @cached_property
     def rule(self) -> ShapeRule | None:
+        """The shape rule of the (first) tensor result: it also decides how inputs are drawn."""
         return _shape_rule(self.sig, self.shape)
+
+    @cached_property
+    def rules(self) -> dict[str, ShapeRule]:
+        """Every tensor result's shape rule, keyed by its out argument's name (``Signature.results``)."""
+        return _shape_rules(self.sig, self.shape)
 
 
 def check_default(name: str, default: Any, dom: "Domain | None") -> None:
@@ -347,7 +355,7 @@ def _check_index_of(key: str, dom: Domain, sig: Signature) -> None:
 def _check_multiple_of(key: str, dom: Domain, sig: Signature, shape: Any) -> None:
     if dom.multiple_of is None:
         return
-    rule = _shape_rule(sig, shape) if sig.returns.is_tensor and shape is not None else None
+    rule = _shape_rule(sig, shape) if sig.tensor_results and shape is not None else None
     if rule is None or rule.kind != "gufunc" or not sig.param(key).type.is_tensor:
         raise ValueError(f"domain.{key}.multiple_of is for tensor parameters under a gufunc shape rule "
                          "(it names their core dims)")
@@ -385,7 +393,7 @@ def _check_lattice(key: str, dom: Domain, sig: Signature, shape: Any, domains: d
     if domains.get(of, Domain()).lattice is not None:
         raise ValueError(f"domain.{key}.lattice.of names {of!r}, which is on a lattice itself; "
                          "a lattice's values must be drawn first")
-    rule = _shape_rule(sig, shape) if sig.returns.is_tensor and shape is not None else None
+    rule = _shape_rule(sig, shape) if sig.tensor_results and shape is not None else None
     if rule is None or rule.kind not in ("gufunc", "elementwise"):
         raise ValueError(f"domain.{key}.lattice is for tensors under an elementwise or gufunc shape rule "
                          "(it aligns the two tensors as the rule does)")
@@ -397,11 +405,35 @@ def _check_lattice(key: str, dom: Domain, sig: Signature, shape: Any, domains: d
 
 
 def _shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
+    """The rule of the first tensor result (None for a scalar, str or list result)."""
+    rules = _shape_rules(sig, shape)
+    return next(iter(rules.values()), None)
+
+
+def _shape_rules(sig: Signature, shape: Any) -> dict[str, ShapeRule]:
+    """One rule per tensor result: ``shape`` itself for one tensor, ``shape[<result name>]`` for a tuple."""
+    if not sig.returns.is_tuple:
+        rule = _one_shape_rule(sig, shape)
+        return {} if rule is None else {"out": rule}
+    names = [n for n, _ in sig.results]
+    if not isinstance(shape, dict) or set(shape) != set(names):
+        raise ValueError(f"a tuple result needs one shape rule per result: shape: {{{', '.join(f'{n}: <rule>' for n in names)}}}"
+                         + (f" (got rules for {sorted(shape)})" if isinstance(shape, dict) else ""))
+    rules = {}
+    for name in names:
+        try:
+            rules[name] = _one_shape_rule(sig, shape[name])
+        except ValueError as exc:
+            raise ValueError(f"shape.{name}: {exc}") from None
+    return rules
+
+
+def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     tensors = [p.name for p in sig.tensor_params]
     ints = [p.name for p in sig.params if str(p.type) == "int"]
     bools = [p.name for p in sig.params if str(p.type) == "bool"]
     int_lists = [p.name for p in sig.params if str(p.type) == "list[int]"]
-    if sig.returns.is_tensor:
+    if sig.tensor_results:
         if shape is None:
             raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
         try:
@@ -621,7 +653,7 @@ class Spec(Strict):
             blob["overload"]["signature"] = str(overload.sig.bare())
         # Flexible gufunc dims ("m?") are the caller's to insert and remove: the kernel's shapes, and
         # so the entry's evidence, are those of the rule without them.
-        if overload.rule is not None and overload.rule.flexible:
+        if overload.rule is not None and overload.rule.flexible and not overload.sig.returns.is_tuple:
             blob["overload"]["shape"] = overload.rule.gufunc
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 

@@ -7,6 +7,10 @@ compiler sees and the idiomatic native types the kernels take:
     int -> int64_t / i64     float -> double / f64     bool -> bool
     str -> std::string / String                        list[T] -> std::vector<T> / Vec<T>
     tensor[dtype] -> a DLPack-compatible view (opgen::Tensor / &Tensor)
+
+A result may also be a tuple of named tensors, as torch's named tuples and ONNX's named outputs
+are: ``-> tuple[values: tensor[float32], indices: tensor[int64]]``. Each result is its own
+caller-allocated out tensor, named as the tuple names it (``opgen.spec.abi``).
 """
 
 from __future__ import annotations
@@ -24,11 +28,15 @@ SCALARS = {"int": "int64", "float": "float64", "bool": "bool", "str": None}
 
 @dataclass(frozen=True)
 class NativeType:
-    kind: str  # "scalar" | "list" | "tensor"
+    kind: str  # "scalar" | "list" | "tensor" | "tuple"
     name: str  # scalar name ("int", "float", "bool", "str") or the dtype for tensors
     elem: "NativeType | None" = None  # list element type
+    # A tuple result's named fields, in order (tensors only: each is one out tensor).
+    fields: "tuple[tuple[str, NativeType], ...]" = ()
 
     def __str__(self) -> str:
+        if self.kind == "tuple":
+            return "tuple[" + ", ".join(f"{n}: {t}" for n, t in self.fields) + "]"
         if self.kind == "tensor":
             return f"tensor[{self.name}]"
         if self.kind == "list":
@@ -38,6 +46,10 @@ class NativeType:
     @property
     def is_tensor(self) -> bool:
         return self.kind == "tensor"
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.kind == "tuple"
 
     @property
     def dtype(self) -> DType | None:
@@ -86,6 +98,17 @@ class Signature:
         return Signature(tuple(Param(p.name, p.type) for p in self.params), self.returns)
 
     @property
+    def results(self) -> tuple[tuple[str, NativeType], ...]:
+        """Every result with the name of its out argument: a tuple's named fields, or ``("out", returns)``
+        for a single result. Code that handles tensor results loops over these."""
+        return self.returns.fields if self.returns.is_tuple else (("out", self.returns),)
+
+    @property
+    def tensor_results(self) -> bool:
+        """Whether the results are caller-allocated tensors (one tensor, or a tuple of them)."""
+        return self.returns.is_tensor or self.returns.is_tuple
+
+    @property
     def tensor_params(self) -> tuple[Param, ...]:
         return tuple(p for p in self.params if p.type.is_tensor)
 
@@ -103,7 +126,9 @@ class SignatureError(ValueError):
 GRAMMAR_HINT = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
     "list[<scalar>] or tensor[<dtype>] with dtype one of " + ", ".join(DTYPES)
-    + "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'"
+    + "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'; "
+    "several tensor results are a tuple of named tensors, as in "
+    "'-> tuple[values: tensor[float32], indices: tensor[int64]]'"
 )
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -177,8 +202,38 @@ def parse_signature(text: str) -> Signature:
                 f"parameter name {p.name!r} collides with the length argument the C ABI passes for "
                 f"{lengths[p.name]!r}; rename it"
             )
-    returns = parse_type(m.group(2))
+    returns = _parse_result(m.group(2), params)
     return Signature(tuple(params), returns)
+
+
+def _parse_result(text: str, params: list[Param]) -> NativeType:
+    """The result type: any type, or ``tuple[name: tensor[dtype], ...]`` of two or more named tensors."""
+    m = re.fullmatch(r"\s*tuple\[(.*)\]\s*", text)
+    if not m:
+        return parse_type(text)
+    fields: list[tuple[str, NativeType]] = []
+    for part in _split_top_level(m.group(1)):
+        name, colon, typ = part.partition(":")
+        name = name.strip()
+        if not colon:
+            raise SignatureError(f"tuple result {part.strip()!r} has no name; name each result, as in "
+                                 "'tuple[values: tensor[float32], indices: tensor[int64]]'")
+        if not _IDENT.match(name):
+            raise SignatureError(f"result name {name!r} is not an identifier")
+        if name in _RESERVED or name.startswith(_RESERVED_PREFIX) or name in CPP_KEYWORDS:
+            raise SignatureError(f"result name {name!r} is reserved (a C++ keyword or a name the shim uses); rename it")
+        if any(p.name == name for p in params) or name in {f"{p.name}_len" for p in params}:
+            raise SignatureError(f"result name {name!r} is also a parameter's name; results and parameters "
+                                 "are arguments of one native function: rename one")
+        if any(n == name for n, _ in fields):
+            raise SignatureError(f"result {name!r} appears twice")
+        t = parse_type(typ)
+        if not t.is_tensor:
+            raise SignatureError(f"result {name!r} is {t}: a tuple holds tensors only (each is one out tensor)")
+        fields.append((name, t))
+    if len(fields) < 2:
+        raise SignatureError("a tuple result has two or more named tensors; return one tensor as 'tensor[<dtype>]'")
+    return NativeType("tuple", "tuple", fields=tuple(fields))
 
 
 def _default(name: str, t: NativeType, text: str) -> Any:

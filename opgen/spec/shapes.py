@@ -38,6 +38,10 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     take_along_axis {take_along_axis: arr, indices: indices, axis: axis}  arr and indices have
                 the same rank; out's dims are their broadcast on every dim but axis, where it is
                 indices' length (numpy.take_along_axis with an int axis)
+    topk        {topk: x, axis: dim, k: k}  x's shape with the axis the int parameter dim names (negative
+                counts from the end; a 0-d x has the one axis 0 or -1) of length k, the int parameter k
+                (torch.topk's values and indices); the shim raises IndexError, as torch's checks in its
+                words, for an axis out of range or k outside [0, length], and then the shape is (0,)
     These two are gathers (GATHER): the shim raises NumPy's errors (ValueError for the axis and
     the rank, IndexError for a shape mismatch, a non-empty take from an empty axis and any index
     outside [-n, n)) before the kernel runs; for shapes it rejects the shape is (0,).
@@ -60,7 +64,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | take | take_along_axis
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | take | take_along_axis | topk
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -75,6 +79,7 @@ class ShapeRule:
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
     indices: str | None = None  # take, take_along_axis: the int tensor param of the indices
+    k: str | None = None  # topk: the int param of the selected length
     # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
     # without the "?" in ``gufunc`` and the cores: the kernel always sees them. A caller whose
     # operand has fewer dims than its core inserts them as size-1 dims and drops them from the
@@ -132,6 +137,11 @@ class ShapeRule:
             return self._describe_movement()
         if self.kind in GATHER:
             return self._describe_gather()
+        if self.kind == "topk":
+            return (f"topk: shape of {self.source} with axis {self.axis} (negative counts from the end) of length "
+                    f"{self.k}; a 0-d {self.source} gives a 0-d result; opgen's shim has already raised IndexError "
+                    f"for an axis out of range and for {self.k} outside [0, that axis' length], so the kernel sees "
+                    "valid ones only")
         return f"same shape as {self.source}"
 
     def _describe_gather(self) -> str:
@@ -190,6 +200,9 @@ class ShapeRule:
             shape, _ = gather_shape(self, tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])),
                                     int(args[self.axis]))
             return shape
+        if self.kind == "topk":
+            shape, _ = topk_shape(tuple(np.shape(args[self.source])), int(args[self.axis]), int(args[self.k]))
+            return shape
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
             ax = normalize_axis(int(args[self.axis]), len(shape))
@@ -208,7 +221,7 @@ class ShapeRule:
             for name, size in zip(core, shape[split:]):
                 if sizes.setdefault(name, size) != size:
                     raise ValueError(f"core dim {name} is {sizes[name]} in one input and {size} in another")
-        return tuple(np.broadcast_shapes(*loops)) + tuple(sizes[n] for n in self.output_core)
+        return tuple(np.broadcast_shapes(*loops)) + tuple(1 if n == KEPT_DIM else sizes[n] for n in self.output_core)
 
 
 def pool2d_error(shape: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, ph: int, pw: int) -> str | None:
@@ -446,6 +459,22 @@ def gather_index_error(rule: ShapeRule, shape: tuple[int, ...], indices: Any, ax
     return f"index {int(flat[bad[0]])} is out of bounds for axis {ax} with size {n}"
 
 
+def topk_shape(shape: tuple[int, ...], axis: int, k: int) -> tuple[tuple[int, ...], str | None]:
+    """torch.topk's result shape and, for arguments torch rejects (IndexError, its words), why: then
+    the shape is (0,). A 0-d tensor has one axis (0 or -1) of length 1, and its result stays 0-d."""
+    nd = max(len(shape), 1)
+    if not -nd <= axis < nd:
+        return (0,), f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {axis})"
+    n = shape[axis % nd] if shape else 1
+    if not 0 <= k <= n:
+        return (0,), "selected index k out of range"
+    if not shape:
+        return (), None
+    out = list(shape)
+    out[axis % nd] = k
+    return tuple(out), None
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -468,14 +497,14 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         bare = re.sub(r"\s*\?", "", raw)
         m = _GUFUNC.match(bare)
         ins = tuple(_core(c) for c in re.findall(r"\([^()]*\)", m.group(1)))
-        out = _core(m.group(2))
+        out = _core(m.group(2), output=True)
         _check_flexible(raw, flexible, ins, out)
         if len(ins) != len(tensor_params):
             raise ShapeRuleError(
                 f"gufunc {raw!r} names {len(ins)} inputs but the signature has {len(tensor_params)} tensor parameters"
             )
         known = {d for c in ins for d in c}
-        if missing := [d for d in out if d not in known]:
+        if missing := [d for d in out if d not in known and d != KEPT_DIM]:
             raise ShapeRuleError(f"output dims {missing} of {raw!r} appear in no input")
         return ShapeRule("gufunc", gufunc=bare.strip(), inputs_core=ins, output_core=out, flexible=flexible)
     if isinstance(raw, dict) and set(raw) == {"same_as"}:
@@ -524,6 +553,11 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         return ShapeRule("pool", source=raw["pool"], pool=lists["kernel"] + lists["stride"] + lists["padding"],
                          dilation=lists.get("dilation", ()), ceil_mode=raw.get("ceil_mode"),
                          check_input_size=raw.get("check_input_size", False))
+    if isinstance(raw, dict) and set(raw) == {"topk", "axis", "k"}:
+        _need(raw["topk"], tensor_params, "topk", "tensor")
+        _need(raw["axis"], int_params, "axis", "int")
+        _need(raw["k"], int_params, "k", "int")
+        return ShapeRule("topk", source=raw["topk"], axis=raw["axis"], k=raw["k"])
     for kind in GATHER:
         if isinstance(raw, dict) and set(raw) == {kind, "indices", "axis"}:
             _need(raw[kind], tensor_params, kind, "tensor")
@@ -546,7 +580,8 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
-        "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
+        "{squeeze: <tensor param>, axis: <int param>}, {topk: <tensor param>, axis: <int param>, k: <int param>}, "
+        "{broadcast_to: <tensor param>, shape: <list[int] param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"
@@ -573,12 +608,18 @@ def _check_flexible(raw: str, flexible: tuple[str, ...], ins: tuple[tuple[str, .
             raise ShapeRuleError(f"gufunc {raw!r}: the flexible dim {name}? must appear in the output")
 
 
-def _core(text: str) -> tuple[str, ...]:
+# An output core dim written "1": a dim of size 1 (a kept reduced dim, as torch.native_layer_norm's
+# mean and rstd of shape (*, 1)). Inputs' core dims are names only.
+KEPT_DIM = "1"
+
+
+def _core(text: str, *, output: bool = False) -> tuple[str, ...]:
     inner = text.strip()[1:-1]
     dims = tuple(d.strip() for d in inner.split(",") if d.strip())
     for d in dims:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
-            raise ShapeRuleError(f"core dimension {d!r} must be a name (fixed sizes are not supported)")
+        if not (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d) or (output and d == KEPT_DIM)):
+            raise ShapeRuleError(f"core dimension {d!r} must be a name (fixed sizes are not supported"
+                                 + (", except 1 in the output: a kept dim of size 1)" if output else ")"))
     return dims
 
 

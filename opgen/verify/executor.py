@@ -275,10 +275,11 @@ class Executor:
     # The runner hands tensors over as Placed (the whole buffer travels, gaps and margins included).
     placed = True
 
-    def __call__(self, values: list[Any], out: np.ndarray | None = None) -> Any:
-        """Call the kernel on ``values`` (tensors as Placed) into ``out``, which arrives prefilled:
-        its contents travel too, and the kernel finds them in its output. On return ``out`` holds
-        the result and each Placed's ``after`` the whole buffer as the call left it."""
+    def __call__(self, values: list[Any], out: np.ndarray | tuple[np.ndarray, ...] | None = None) -> Any:
+        """Call the kernel on ``values`` (tensors as Placed) into ``out`` (one array, or a tuple
+        result's arrays in order), which arrives prefilled: its contents travel too, and the kernel
+        finds them in its output. On return ``out`` holds the result and each Placed's ``after``
+        the whole buffer as the call left it."""
         header: list[dict[str, Any]] = []
         blobs: list[bytes] = []
         arrays: list[Placed] = []
@@ -289,14 +290,14 @@ class Executor:
                 arrays.append(v)
             else:
                 header.append({"value": v})
-        if out is not None:
-            blobs.append(np.ascontiguousarray(out).tobytes())
-        request = {"args": header, "out": None if out is None else {"dtype": dtype_token(out.dtype), "shape": list(out.shape)}}
+        outs = [] if out is None else list(out) if isinstance(out, (tuple, list)) else [out]
+        blobs += [np.ascontiguousarray(o).tobytes() for o in outs]
+        request = {"args": header, "out": [{"dtype": dtype_token(o.dtype), "shape": list(o.shape)} for o in outs] or None}
         try:
             send(self.req_w, request, blobs)
         except BrokenPipeError:
             raise ExecutorDied(self._reap(), self.killed_for) from None
-        expected = [out.nbytes] if out is not None else []
+        expected = [o.nbytes for o in outs]
         expected += [v.buffer.size for v in arrays]
         reply = self.reader.frame(max_blob=max(expected, default=0))
         if reply is None:
@@ -304,7 +305,7 @@ class Executor:
         answer, got = reply
         status = answer.get("status")
         if status == "error":  # the inputs come back on an error too: a kernel may write them, then throw
-            if [len(b) for b in got] != expected[1 if out is not None else 0:]:
+            if [len(b) for b in got] != expected[len(outs):]:
                 raise ProtocolViolation("a reply that does not match the call")
             for v, b in zip(arrays, got):
                 v.after = np.frombuffer(b, dtype=np.uint8)
@@ -312,12 +313,12 @@ class Executor:
             raise ERRORS.get(kind, KernelError)(message if kind in ERRORS or kind == "KernelError" else f"{kind}: {message}")
         if status != "ok" or [len(b) for b in got] != expected:
             raise ProtocolViolation("a reply that does not match the call")
-        if out is not None:
-            np.copyto(out, np.frombuffer(got[0], dtype=out.dtype).reshape(out.shape))
-            got = got[1:]
+        for o, b in zip(outs, got):
+            np.copyto(o, np.frombuffer(b, dtype=o.dtype).reshape(o.shape))
+        got = got[len(outs):]
         for v, b in zip(arrays, got):  # the whole buffer after the call: the runner compares it with v.buffer
             v.after = np.frombuffer(b, dtype=np.uint8)
-        if self.sig.returns.kind == "tensor":
+        if self.sig.tensor_results:
             return out
         return _checked_value(self.sig, answer.get("value"))
 
@@ -401,12 +402,14 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
                 buffers.append(buf)
             else:
                 values.append(a["value"])
-        out = None
-        if request["out"]:  # prefilled by the runner (NaN, garbage, zeros, an earlier result, random bits)
-            dtype = np.dtype(request["out"]["dtype"])
-            shape = tuple(request["out"]["shape"])
-            out = np.empty(shape, dtype)  # exactly its size: a write past its end is a heap overflow ASan sees
-            out.reshape(-1).view(np.uint8)[:] = np.frombuffer(next(blob), dtype=np.uint8)
+        outs = []
+        for o in request["out"] or ():  # prefilled by the runner (NaN, garbage, zeros, an earlier result, random bits)
+            dtype = np.dtype(o["dtype"])
+            shape = tuple(o["shape"])
+            arr = np.empty(shape, dtype)  # exactly its size: a write past its end is a heap overflow ASan sees
+            arr.reshape(-1).view(np.uint8)[:] = np.frombuffer(next(blob), dtype=np.uint8)
+            outs.append(arr)
+        out = None if not outs else tuple(outs) if sig.returns.is_tuple else outs[0]
         try:
             result = kernel(values, out=out)
         except Exception as exc:  # noqa: BLE001 - the runner decides what an error means
@@ -414,7 +417,7 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
                         "KernelError" if isinstance(exc, KernelError) else type(exc).__name__)
             send(resp_fd, {"status": "error", "type": kind, "message": str(exc)}, [b.tobytes() for b in buffers])
         else:
-            reply = [out.tobytes()] if out is not None else []
+            reply = [o.tobytes() for o in outs]
             reply += [b.tobytes() for b in buffers]
-            send(resp_fd, {"status": "ok", "value": None if out is not None else result}, reply)
-        previous = values + buffers + [out]  # noqa: F841 - released only after the next call's buffers exist
+            send(resp_fd, {"status": "ok", "value": None if outs else result}, reply)
+        previous = values + buffers + outs  # noqa: F841 - released only after the next call's buffers exist

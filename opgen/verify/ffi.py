@@ -87,12 +87,23 @@ class Kernel:
         self._free.argtypes = [ctypes.c_void_p]
         self._free.restype = None
 
-    def __call__(self, args: Sequence[Any], out: np.ndarray | None = None) -> Any:
+    def __call__(self, args: Sequence[Any], out: np.ndarray | Sequence[np.ndarray] | None = None) -> Any:
+        """Call the shim; ``out`` is the result's array, or a tuple result's arrays in order."""
         keep: list = []
         cargs: list = []
         for p, value in zip(self.sig.params, args):
             cargs += _marshal(p.type, value, keep)
         r = self.sig.returns
+        if r.kind == "tuple":
+            if out is None or len(out) != len(r.fields):
+                raise ValueError(f"a kernel returning {r} needs one caller-allocated out array per result")
+            views = [tensor_view(o, t.dtype, keep) for o, (_, t) in zip(out, r.fields)]
+            err = ErrorInfo()
+            status = self.fn(*cargs, *(ctypes.byref(v) for v in views), ctypes.byref(err))
+            if status != 0:
+                message = err.message.decode("utf-8", "replace")
+                raise ERROR_KINDS.get(status, KernelError)(message or f"kernel returned status {status}")
+            return tuple(out)
         if r.kind == "tensor":
             if out is None:
                 raise ValueError("a tensor-returning kernel needs a caller-allocated out array")
@@ -146,6 +157,8 @@ def _argtypes(sig: Signature) -> list:
         else:
             types.append(C_SCALAR[t.name])
     r = sig.returns
+    if r.kind == "tuple":
+        return types + [ctypes.POINTER(TensorView)] * len(r.fields) + [ctypes.POINTER(ErrorInfo)]
     holder = TensorView if r.kind == "tensor" else List if r.kind == "list" else String if r.name == "str" else C_SCALAR[r.name]
     return types + [ctypes.POINTER(holder), ctypes.POINTER(ErrorInfo)]
 

@@ -328,8 +328,9 @@ class Check:
             if len(self.pool) >= POOL:
                 self.pool.pop(int(self.rng.integers(len(self.pool))))
             self.pool.append(ex)
-        if err is None and isinstance(got, np.ndarray) and got.size and got.nbytes <= EARLIER_BYTES:
-            self.earlier[(got.shape, got.dtype.str)] = got.copy()
+        for g in (got if isinstance(got, tuple) else (got,)):  # each result of a tuple
+            if err is None and isinstance(g, np.ndarray) and g.size and g.nbytes <= EARLIER_BYTES:
+                self.earlier[(g.shape, g.dtype.str)] = g.copy()
 
     def attempt(self, ex: _Example, k: int, *, fill: str | None = None, repeat: bool = False) -> tuple[Any, Any]:
         """One call of the candidate on ``ex``: inputs placed afresh, the output prefilled; the
@@ -338,7 +339,7 @@ class Check:
         placed = {p.name: place(args[p.name], ex.rng, ex.align[p.name], self.tight) for p in self.sig.tensor_params}
         values = [placed.get(p.name, args[p.name]) for p in self.sig.params]
         out, kind = self.prefill(ex, fill)
-        before = None if out is None else out.copy()
+        before = None if out is None else tuple(o.copy() for o in out) if isinstance(out, tuple) else out.copy()
         self.current = {"args": describe(args, placed),
                         "call": "a repeat" if repeat else f"{k + 1} of {ex.calls}"}
         if kind is not None:
@@ -360,6 +361,8 @@ class Check:
             if m.kind != "value" or before is None:
                 raise
             idx = m.details.get("index")
+            if isinstance(before, tuple):  # a tuple result: the result that differed
+                got, before = got[m.details["result_index"]], before[m.details["result_index"]]
             if idx is not None and isinstance(got, np.ndarray) and got.shape == before.shape and \
                     got[tuple(idx)].tobytes() == before[tuple(idx)].tobytes():
                 if floating(got.dtype):
@@ -401,24 +404,32 @@ class Check:
             # surface as one (kind "harness"), not pass for the kernel's error.
             return None, exc
 
-    def prefill(self, ex: _Example, kind: str | None) -> tuple[np.ndarray | None, str | None]:
+    def prefill(self, ex: _Example, kind: str | None) -> tuple[np.ndarray | tuple[np.ndarray, ...] | None, str | None]:
         """The output buffer as the kernel will find it, and which fill it is. Never the right answer:
         a float element that would pass the comparison is replaced (NaN, or finite garbage where the
         answer is NaN or infinite); "nan" and "zeros" are chosen only where no element needs that."""
-        r = self.sig.returns
-        if not r.is_tensor:
+        if not self.sig.tensor_results:
             return None, None
-        shape = tuple(self.overload.rule.output_shape(ex.args, [p.name for p in self.sig.tensor_params]))
+        forced = kind is not None
+        if kind is None:
+            kind = str(ex.rng.choice(FILLS))
+        if not self.sig.returns.is_tuple:
+            return self._prefill_one(ex, kind, forced, 0)
+        # A tuple: every result's buffer gets the same kind of fill (each its own values).
+        fills = [self._prefill_one(ex, kind, forced, i)[0] for i in range(len(self.sig.results))]
+        return tuple(fills), kind
+
+    def _prefill_one(self, ex: _Example, kind: str, forced: bool, index: int) -> tuple[np.ndarray, str]:
+        """The fill of result ``index`` (``Signature.results``; 0 for a single result)."""
+        name, r = self.sig.results[index]
+        shape = tuple(self.overload.rules[name].output_shape(ex.args, [p.name for p in self.sig.tensor_params]))
         dtype = np.dtype(r.dtype.np)
         rng = ex.rng
         ref = None
         if ex.ref_err is None:
-            ref = np.asarray(ex.ref, dtype=dtype)
+            ref = np.asarray(ex.ref[index] if self.sig.returns.is_tuple else ex.ref, dtype=dtype)
             if ref.shape != shape:
                 ref = None
-        forced = kind is not None
-        if kind is None:
-            kind = str(rng.choice(FILLS))
         n = int(np.prod(shape, dtype=np.int64))
 
         def garbage() -> np.ndarray:
@@ -498,6 +509,9 @@ class Check:
                            + _out_of_memory(got_err),
                            {"args": shown, "expected": _short(ref), "got": type(got_err).__name__})
         r = self.sig.returns
+        if r.is_tuple:
+            self.check_results(got, ref, ex, shown)
+            return
         try:
             if r.is_tensor:
                 tol = self.spec.tolerance_at(self.overload, r.dtype, ex.args)
@@ -510,6 +524,26 @@ class Check:
         except Mismatch as m:
             m.details["args"] = shown
             raise
+
+    def check_results(self, got: Any, ref: Any, ex: _Example, shown: Any) -> None:
+        """A tuple result: each result against the reference's element at its position, with its own
+        dtype's tolerance (integers exactly); a mismatch names the result."""
+        results = self.sig.results
+        if not isinstance(ref, (tuple, list)) or len(ref) != len(results):
+            raise RuntimeError(f"the reference {self.reference} returned {_short(ref)}, not a tuple of "
+                               f"{len(results)} results ({', '.join(n for n, _ in results)})")
+        for i, (name, t) in enumerate(results):
+            tol = self.spec.tolerance_at(self.overload, t.dtype, ex.args)
+            if tol.basis != "reference":
+                raise RuntimeError(f"tolerance basis {tol.basis!r} is for single results; result {name!r} of "
+                                   f"{self.spec.op} [{self.overload.name}] is compared against the reference itself")
+            try:
+                compare_tensor(got[i], np.asarray(ref[i], dtype=t.dtype.np), tol, None, self.outcome,
+                               "reference of |inputs|")
+            except Mismatch as m:
+                m.message = f"result '{name}' ({i + 1} of {len(results)}): {m.message}"
+                m.details.update({"args": shown, "result": name, "result_index": i})
+                raise
 
     def error_scale(self, args: dict[str, Any]) -> np.ndarray:
         values = [fresh_copy(args[p.name]) for p in self.sig.params]
@@ -531,6 +565,8 @@ def _out_of_memory(err: BaseException) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple):  # a tuple result: every result equal
+        return isinstance(b, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray):
         return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
     if isinstance(a, float) and a != a:

@@ -430,12 +430,13 @@ class _Builder:
             if not self._fix_pool_nd(args):
                 return None
         if self.rule is not None:
-            try:
-                out = self.rule.output_shape(args, self.tensors)
+            nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
+            try:  # every result's out tensor (a tuple has several)
+                for name, t in self.sig.results:
+                    out = self.overload.rules[name].output_shape(args, self.tensors)
+                    nbytes += int(np.prod(out, dtype=np.int64)) * t.dtype.np.itemsize
             except ValueError:
                 return None
-            nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
-            nbytes += int(np.prod(out, dtype=np.int64)) * self.sig.returns.dtype.np.itemsize
             if nbytes > self.budget.max_bytes:
                 return None
         chosen = layout or ("contiguous" if self.rng.random() < 0.6 else

@@ -9,7 +9,9 @@ the Node/Python hosts can all trust one calling convention.
 
 from __future__ import annotations
 
-from opgen.spec.abi import c_declaration, cpp_declaration, kernel_name
+import re
+
+from opgen.spec.abi import c_declaration, cpp_declaration, kernel_name, out_local
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Overload, Spec
 from opgen.spec.shapes import GATHER, MOVEMENT
@@ -52,12 +54,16 @@ def render_shim(spec: Spec, overload: Overload, kernel_source_name: str = "kerne
             call_args.append(p.name)
     kname = f"opgen::kernels::{kernel_name(spec.op, overload.name)}"
     r = sig.returns
-    if r.kind == "tensor":
-        d = r.dtype
-        body.append(f'opgen::shim::check_dtype(out, {d.dl_code}, {d.bits}, "out");')
-        body.append("opgen::Tensor opgen_out(*out);")
-        body += _shape_rule(overload, call_args)
-        body.append(f"{kname}({', '.join(call_args + ['opgen_out'])});")
+    if sig.tensor_results:
+        outs = []
+        for name, t in sig.results:
+            d = t.dtype
+            body.append(f'opgen::shim::check_dtype({name}, {d.dl_code}, {d.bits}, "{name}");')
+            body.append(f"opgen::Tensor {out_local(name)}(*{name});")
+            outs.append(out_local(name))
+        for name, rule in overload.rules.items():
+            body += result_rule_lines(overload, rule, name, call_args)
+        body.append(f"{kname}({', '.join(call_args + outs)});")
     elif r.kind == "list":
         body.append(f"auto opgen_r = {kname}({', '.join(call_args)});")
         body += _list_out(r)
@@ -91,10 +97,40 @@ def _rel(spec: Spec) -> str:
     return "/".join(parts[parts.index("specs"):]) if "specs" in parts else spec.path.name
 
 
-def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
-    """C++ that checks `out` against the shape rule and aligns inputs for the kernel."""
-    rule = overload.rule
+def result_rule_lines(overload: Overload, rule, result: str, call_args: list[str]) -> list[str]:
+    """The rule's C++ for one result: ``_shape_rule``'s lines, which name the single result
+    ``opgen_out``, aimed at this result's out tensor; a tuple's rules each in a block of their own
+    (their locals, such as ``opgen_shape``, would otherwise be declared twice)."""
+    lines = _shape_rule(overload, call_args, rule)
+    if result == "out":
+        return lines
+    local = out_local(result)
+    return ["{"] + ["  " + re.sub(r"\bopgen_out\b", local, line) for line in lines] + ["}"]
+
+
+def _topk_rule(rule) -> list[str]:
+    """topk: torch's checks, in its words, as IndexError (opgen.spec.shapes.topk_shape), then out's shape."""
+    x, axis, k = f"opgen_v_{rule.source}", rule.axis, rule.k
+    return [
+        f"{{ const int64_t opgen_nd = {x}.ndim() > 0 ? {x}.ndim() : 1;",
+        f"  if ({axis} < -opgen_nd || {axis} >= opgen_nd) throw opgen::Error(opgen::ErrorKind::Index, "
+        f'"Dimension out of range (expected to be in range of [" + std::to_string(-opgen_nd) + ", " + '
+        f'std::to_string(opgen_nd - 1) + "], but got " + std::to_string({axis}) + ")");',
+        f"  const int64_t opgen_ax = {axis} < 0 ? {axis} + opgen_nd : {axis};",
+        f"  const int64_t opgen_n = {x}.ndim() > 0 ? {x}.size(static_cast<int>(opgen_ax)) : 1;",
+        f'  if ({k} < 0 || {k} > opgen_n) throw opgen::Error(opgen::ErrorKind::Index, "selected index k out of range");',
+        f"  auto opgen_s = opgen::shim::shape_of({x});",
+        f"  if ({x}.ndim() > 0) opgen_s[opgen_ax] = {k};",
+        "  opgen::shim::check_output(opgen_out, opgen_s); }",
+    ]
+
+
+def _shape_rule(overload: Overload, call_args: list[str], rule=None) -> list[str]:
+    """C++ that checks `out` against the shape rule (the overload's, or ``rule``) and aligns inputs for the kernel."""
+    rule = rule or overload.rule
     tensors = [p.name for p in overload.sig.tensor_params]
+    if rule.kind == "topk":
+        return _topk_rule(rule)
     if rule.kind == "same_as":
         return [f"opgen::shim::check_output(opgen_out, opgen::shim::shape_of(opgen_v_{rule.source}));"]
     if rule.kind == "reduce" and rule.keepdims is not None:
@@ -146,7 +182,7 @@ def _shape_rule(overload: Overload, call_args: list[str]) -> list[str]:
     out.append("auto opgen_loop = opgen::shim::broadcast_shapes(opgen_loops);")
     out.append("auto opgen_shape = opgen_loop;")
     for dim in rule.output_core:
-        out.append(f"opgen_shape.push_back({dims[dim]});")
+        out.append(f"opgen_shape.push_back({dims.get(dim, dim)});")  # a kept dim "1" is its size
     out.append("opgen::shim::check_output(opgen_out, opgen_shape);")
     for n, core in zip(tensors, rule.inputs_core):
         out.append(f"opgen_v_{n} = opgen_v_{n}.with_leading(opgen_loop.data(), static_cast<int>(opgen_loop.size()), {len(core)});")

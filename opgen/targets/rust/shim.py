@@ -13,7 +13,9 @@ panic's message. Results are malloc'ed, so the caller's ``opgen_free`` releases 
 
 from __future__ import annotations
 
-from opgen.spec.abi import c_params, c_symbol, kernel_name, rust_ident
+import re
+
+from opgen.spec.abi import c_params, c_symbol, kernel_name, out_local, rust_ident
 from opgen.errors import OpgenError
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Overload, Spec
@@ -46,7 +48,7 @@ _C_TO_RUST = {
 
 def render_rust_shim(spec: Spec, overload: Overload) -> str:
     sig = overload.sig
-    for t in [p.type for p in sig.tensor_params] + ([sig.returns] if sig.returns.is_tensor else []):
+    for t in [p.type for p in sig.tensor_params] + ([t for _, t in sig.results] if sig.tensor_results else []):
         if t.dtype.is_half:
             raise OpgenError(f"{spec.op} [{overload.name}]: the Rust backend has no {t.dtype.name} tensors "
                              "(no stable Rust type)", hint="half-precision overloads are C++ kernels")
@@ -90,12 +92,20 @@ def render_rust_shim(spec: Spec, overload: Overload) -> str:
             call_args.append(f"({n} != 0)")
         else:
             call_args.append(n)
-    call = f"kernel::{kname}({', '.join(call_args + (['&mut opgen_out'] if sig.returns.is_tensor else []))})"
+    outs = [f"&mut {out_local(name)}" for name, _ in sig.results] if sig.tensor_results else []
+    call = f"kernel::{kname}({', '.join(call_args + outs)})"
     r = sig.returns
-    if r.kind == "tensor":
-        body.append(f'let mut opgen_out = unsafe {{ opgen::shim::tensor_mut::<{r.dtype.rust}>(out, "out") }}?;')
-        body += _shape_rule(overload)
-        body.append(f"opgen::shim::check_disjoint(&opgen_out, &[{', '.join(spans)}])?;")
+    if sig.tensor_results:
+        for name, t in sig.results:
+            local = out_local(name)
+            body.append(f'let mut {local} = unsafe {{ opgen::shim::tensor_mut::<{t.dtype.rust}>({_c_name(name)}, "{name}") }}?;')
+        for name, rule in overload.rules.items():
+            checks = _shape_rule(overload, rule)
+            if name != "out":  # the rule's lines name the single result opgen_out; each tuple result's in a block
+                checks = ["{"] + ["    " + re.sub(r"\bopgen_out\b", out_local(name), line) for line in checks] + ["}"]
+            body += checks
+        for name, _ in sig.results:
+            body.append(f"opgen::shim::check_disjoint(&{out_local(name)}, &[{', '.join(spans)}])?;")
         body.append(call)
     elif r.kind == "list":
         e = r.elem.name
@@ -133,7 +143,7 @@ def trivial_kernel(spec: Spec, overload: Overload, *, threads: bool) -> str:
     needs), so only what a real kernel adds beyond it is audited."""
 
     sig = overload.sig
-    value = "()" if sig.returns.is_tensor else "Default::default()"
+    value = "()" if sig.tensor_results else "Default::default()"
     spawn = ("    let n = opgen::max_threads();\n"
              "    std::thread::scope(|s| { s.spawn(|| n); });\n") if threads else ""
     return ("// The import-audit baseline: computes nothing.\n"
@@ -155,10 +165,28 @@ def _list_in(name: str, t: NativeType) -> str:
     return f'let opgen_v_{name} = unsafe {{ opgen::shim::slice_arg({n}, {name}_len, "{name}") }}?;'
 
 
-def _shape_rule(overload: Overload) -> list[str]:
+def _topk_rule(rule) -> list[str]:
+    """topk: torch's checks, in its words, as IndexError (opgen.spec.shapes.topk_shape), then out's shape."""
+    x, axis, k = f"opgen_v_{rule.source}", _c_name(rule.axis), _c_name(rule.k)
+    return [
+        f"let opgen_nd: i64 = if {x}.ndim() > 0 {{ {x}.ndim() as i64 }} else {{ 1 }};",
+        f"if {axis} < -opgen_nd || {axis} >= opgen_nd {{ return Err(opgen::Error::index(format!("
+        f'"Dimension out of range (expected to be in range of [{{}}, {{}}], but got {{}})", -opgen_nd, opgen_nd - 1, {axis}))); }}',
+        f"let opgen_ax = (if {axis} < 0 {{ {axis} + opgen_nd }} else {{ {axis} }}) as usize;",
+        f"let opgen_n: i64 = if {x}.ndim() > 0 {{ {x}.size(opgen_ax) as i64 }} else {{ 1 }};",
+        f'if {k} < 0 || {k} > opgen_n {{ return Err(opgen::Error::index("selected index k out of range")); }}',
+        f"let mut opgen_s = {x}.shape().to_vec();",
+        f"if {x}.ndim() > 0 {{ opgen_s[opgen_ax] = {k} as usize; }}",
+        "opgen::shim::check_output(&opgen_out, &opgen_s)?;",
+    ]
+
+
+def _shape_rule(overload: Overload, rule=None) -> list[str]:
     """Rust that checks `out` against the shape rule and aligns inputs for the kernel
     (the same checks and messages as the C++ shim's)."""
-    rule = overload.rule
+    rule = rule or overload.rule
+    if rule.kind == "topk":
+        return _topk_rule(rule)
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "pool2d":
         return _pool2d_rule(rule)
@@ -211,7 +239,7 @@ def _shape_rule(overload: Overload) -> list[str]:
                 dims[dim] = f"opgen_dim_{dim}"
     out.append("let opgen_loop = opgen::shim::broadcast_shapes(&opgen_loops)?;")
     out.append("let mut opgen_shape = opgen_loop.clone();")
-    out += [f"opgen_shape.push({dims[dim]});" for dim in rule.output_core]
+    out += [f"opgen_shape.push({dims.get(dim, dim)});" for dim in rule.output_core]  # a kept dim "1" is its size
     out.append("opgen::shim::check_output(&opgen_out, &opgen_shape)?;")
     out += [f"opgen_v_{n} = opgen_v_{n}.with_leading(&opgen_loop, {len(core)})?;"
             for n, core in zip(tensors, rule.inputs_core)]

@@ -28,7 +28,7 @@ class RustTarget(Target):
 
     def unsupported(self, spec: Spec, overload: Overload) -> str | None:
         sig = overload.sig
-        for t in [p.type for p in sig.tensor_params] + ([sig.returns] if sig.returns.is_tensor else []):
+        for t in [p.type for p in sig.tensor_params] + [t for _, t in sig.results if t.is_tensor]:
             if t.dtype is not None and t.dtype.is_half:
                 return (f"Rust has no stable {t.dtype.name} type (its f16 is unstable, and it has no bf16): half-precision "
                         "overloads are C++ (and GPU) kernels")
