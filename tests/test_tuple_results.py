@@ -13,9 +13,10 @@ import pytest
 import yaml
 
 from opgen.build.cpp import build
+from opgen.compiler import CompileError, compile_function
 from opgen.conformance.mapping import Node, _topk
 from opgen.gate.admission import build_job
-from opgen.project import PACKAGE_ROOT
+from opgen.project import PACKAGE_ROOT, Project
 from opgen.references import layer_norm, native_layer_norm
 from opgen.selection_references import topk
 from opgen.spec.abi import c_params, c_symbol, cpp_declaration, native_signature, rust_declaration
@@ -230,3 +231,16 @@ def test_onnx_topk_translates_to_torch_topk_with_both_outputs(specs):
     assert plan.args == {"input": x, "k": 2, "dim": 1, "largest": False, "sorted": True}
     results = topk(**{"x": x, "k": 2, "dim": 1, "largest": False, "sorted_": True})
     assert plan.outputs[1](results) is results[1] and plan.outputs[0](results) is results[0]
+
+
+# ------------------------------------------------------------------------------------- compiler
+
+def test_compiling_a_call_of_a_tuple_returning_op_is_refused_naming_it(tmp_path):
+    source = tmp_path / "f.py"
+    source.write_text("import numpy as np\nimport numpy.typing as npt\nimport torch\n\n\n"
+                      "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"
+                      "    values, indices = torch.topk(x, 2)\n    return values\n")
+    with pytest.raises(CompileError) as info:
+        compile_function(Project(ROOT), source, "f", tmp_path / "out")
+    assert "torch.topk returns several tensors (tuple[values: tensor[float32], indices: tensor[int64]])" in \
+        str(info.value.message)

@@ -432,8 +432,8 @@ class _Builder:
         if self.rule is not None:
             nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
             try:  # every result's out tensor (a tuple has several)
-                for name, t in self.sig.results:
-                    out = self.overload.rules[name].output_shape(args, self.tensors)
+                for result, t in self.sig.results:
+                    out = self.overload.rules[result].output_shape(args, self.tensors)
                     nbytes += int(np.prod(out, dtype=np.int64)) * t.dtype.np.itemsize
             except ValueError:
                 return None
