@@ -65,3 +65,19 @@ def pad(array: np.ndarray, pad_width: list[int], mode: str, constant_values: flo
     if mode == "constant":
         return np.pad(array, widths, mode="constant", constant_values=constant_values)
     return np.pad(array, widths, mode=mode)
+
+
+def torch_pad(input: np.ndarray, pad: list[int], mode: str, value: float) -> np.ndarray:
+    """torch.nn.functional.pad(input, pad, mode, value), mode 'constant' (the only one the spec draws):
+    torch's RuntimeErrors (an odd length, more pairs than dims, a crop past a dim's length) as
+    ValueError."""
+    import torch  # heavy, and only this reference needs it
+
+    if mode != "constant":
+        raise ValueError(f"mode '{mode}': only 'constant' is this op's")
+    try:
+        out = torch.nn.functional.pad(torch.from_numpy(np.array(input, order="C")), [int(p) for p in pad],
+                                      mode="constant", value=float(value))
+    except RuntimeError as exc:
+        raise ValueError(str(exc)) from None
+    return np.array(out.numpy(), order="C", copy=True)

@@ -1,5 +1,5 @@
-"""numpy.pad and numpy.tile (issue 14, data movement) and their shape rules (pad and tile in
-opgen/spec/shapes.py): the rules' shapes and errors against NumPy's on every small case, the
+"""numpy.pad, numpy.tile and torch.nn.functional.pad (issue 14, data movement) and their shape rules
+(pad, tile and torch_pad in opgen/spec/shapes.py): the rules' shapes and errors against NumPy's on every small case, the
 parameters the verifier and the scale stage draw, the admitted C++ and Rust kernels bit for bit
 against NumPy in strided layouts (every pad mode, widths past the dim's length, corners, the
 constant used and cast; tiles in NumPy's order, reps shorter and longer than the rank, 0s), the
@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 
 from opgen.compiler import compile_many
 from opgen.conformance.mapping import MAPPINGS, Inexpressible, Node
@@ -26,10 +27,11 @@ from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
 SPECS = load_all(ROOT / "specs")
-PAD, TILE = SPECS["numpy.pad"], SPECS["numpy.tile"]
+PAD, TILE, TORCH_PAD = SPECS["numpy.pad"], SPECS["numpy.tile"], SPECS["torch.nn.functional.pad"]
 PAD_RULE = parse_shape_rule({"pad": "array", "widths": "pad_width", "mode": "mode"}, ["array"], [], [],
                             int_list_params=["pad_width"], str_params=["mode"])
 TILE_RULE = parse_shape_rule({"tile": "A", "reps": "reps"}, ["A"], [], [], int_list_params=["reps"])
+TORCH_PAD_RULE = parse_shape_rule({"torch_pad": "input", "pad": "pad"}, ["input"], [], [], int_list_params=["pad"])
 SHAPES = [(), (0,), (1,), (3,), (2, 0), (0, 3), (1, 3), (2, 3), (2, 1, 4)]
 
 
@@ -84,6 +86,23 @@ def test_tile_rule_shapes_and_errors_are_numpys(shape):
                 assert why is None and got == want, (shape, reps, got, want, why)
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_torch_pad_rule_shapes_and_errors_are_torchs(shape):
+    x = torch.zeros(shape)
+    for n in range(0, 2 * len(shape) + 3):
+        for pad in itertools.product([-4, -1, 0, 2], repeat=min(n, 4)):
+            pad = list(pad) + [1] * (n - len(pad))
+            try:
+                want = tuple(torch.nn.functional.pad(x, pad).shape)
+            except RuntimeError:
+                want = None
+            got, why = movement_shape(TORCH_PAD_RULE, shape, {"input": x.numpy(), "pad": pad})
+            if want is None:
+                assert why is not None and got == (0,), (shape, pad, got)
+            else:
+                assert why is None and got == want, (shape, pad, got, want, why)
+
+
 def test_the_rules_parse_describe_and_refuse():
     assert PAD_RULE.mode == "mode" and PAD_RULE.dims == "pad_width" and "reflect" in PAD_RULE.describe()
     assert TILE_RULE.dims == "reps" and "numpy.tile" in TILE_RULE.describe()
@@ -95,7 +114,7 @@ def test_the_rules_parse_describe_and_refuse():
             parse_shape_rule(bad, ["array", "A"], [], [], int_list_params=["pad_width", "reps"], str_params=strs)
 
 
-@pytest.mark.parametrize("spec", [PAD, TILE], ids=lambda s: s.op)
+@pytest.mark.parametrize("spec", [PAD, TILE, TORCH_PAD], ids=lambda s: s.op)
 def test_drawn_parameters_are_mostly_valid_and_sometimes_rejected(spec):
     o = spec.overload("f32")
     x = o.rule.source
@@ -113,7 +132,7 @@ def test_drawn_parameters_are_mostly_valid_and_sometimes_rejected(spec):
     assert valid >= 30 and rejected >= 1, (valid, rejected)
 
 
-@pytest.mark.parametrize("spec", [PAD, TILE], ids=lambda s: s.op)
+@pytest.mark.parametrize("spec", [PAD, TILE, TORCH_PAD], ids=lambda s: s.op)
 def test_scale_cases_carry_valid_parameters(spec):
     o = spec.overload("f32")
     n = 0
@@ -143,6 +162,7 @@ def kernels():
     out = verified_kernels(pairs, ["cpu-cpp"])
     out.update(verified_kernels([("numpy.pad", ov) for ov in PAD_OVERLOADS["cpu-rust"]]
                                 + [("numpy.tile", ov) for ov in TILE_OVERLOADS["cpu-rust"]], ["cpu-rust"]))
+    out.update(verified_kernels([("torch.nn.functional.pad", ov) for ov in TILE_OVERLOADS["cpu-cpp"]], TARGETS))
     return out
 
 
@@ -180,6 +200,28 @@ def test_pad_kernels_copy_bit_for_bit_in_every_mode_and_layout(kernels, target):
                 got = kernel([xl, widths, mode, value], out=np.empty(ref.shape, dt))
                 assert got.shape == ref.shape and np.array_equal(bits(got), bits(ref)), (ov, shape, widths, mode)
     assert np.array_equal(_numpy_pad(np.arange(3.0), [7, 8], "reflect")[:4], [1.0, 2.0, 1.0, 0.0])
+
+
+TORCH_PAD_CASES = [((3,), [2, 1]), ((3,), [-1, -2]), ((3,), [-3, 2]), ((4, 5), [1, -2, 0, 3]), ((4, 5), [-1, -1, -2, -2]),
+                   ((2, 3, 4), []), ((2, 3, 4), [0, 0, 0, 0, 1, 1]), ((0, 3), [1, 1, 2, 0]), ((), []),
+                   ((8, 3, 17), [-5, 40])]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_pad_kernels_pad_and_crop_bit_for_bit(kernels, target):
+    rng = np.random.default_rng(9)
+    for ov in TILE_OVERLOADS["cpu-cpp"]:
+        spec, o, kernel = kernels[("torch.nn.functional.pad", ov, target)]
+        dt = o.sig.returns.dtype.np
+        for shape, pad in TORCH_PAD_CASES:
+            x = _values(shape, dt, rng)
+            for xl in layouts(x):
+                ref = np.asarray(call_reference(spec.reference_for(o), [xl.copy(), pad, "constant", -2.75]))
+                got = kernel([xl, pad, "constant", -2.75], out=np.empty(ref.shape, dt))
+                assert got.shape == ref.shape and np.array_equal(bits(got), bits(ref)), (ov, shape, pad)
+        for shape, pad in (((3,), [1]), ((3,), [1, 1, 1, 1]), ((3,), [-2, -2]), ((3,), [-4, 2])):
+            with pytest.raises(ValueError):
+                kernel([np.zeros(shape, dt), pad, "constant", 0.0], out=np.empty((0,), dt))
 
 
 def test_a_constant_is_cast_as_numpy_assigns_it(kernels):
@@ -227,12 +269,16 @@ def test_shims_raise_numpys_errors_as_value_error(kernels, target):
 
 
 def test_the_compiled_runtime_allocates_what_the_rules_give(tmp_path):
-    """opgen_compiled.hpp's shape_pad and shape_tile against movement_shape ({0} where it refuses)."""
+    """opgen_compiled.hpp's shape_pad, shape_tile and shape_torch_pad against movement_shape ({0} where
+    it refuses)."""
     cases = []
     for shape in SHAPES:
         x = np.zeros(shape)
         for lst in [[], [1], [2, 0], [0, 3], [-1], [1, -1], [2, 1, 3], [0, 1, 2, 3], [1, 1, 1, 1, 1, 1]]:
             cases.append((0, shape, lst, "-", movement_shape(TILE_RULE, shape, {"A": x, "reps": lst})[0]))
+            cases.append((2, shape, lst, "-", movement_shape(TORCH_PAD_RULE, shape, {"input": x, "pad": lst})[0]))
+            cases.append((2, shape, [-v for v in lst], "-",
+                          movement_shape(TORCH_PAD_RULE, shape, {"input": x, "pad": [-v for v in lst]})[0]))
             for mode in PAD_MODES + ("nope",):
                 cases.append((1, shape, lst, mode, movement_shape(PAD_RULE, shape, {"array": x, "pad_width": lst,
                                                                                    "mode": mode})[0]))
@@ -243,7 +289,8 @@ def test_the_compiled_runtime_allocates_what_the_rules_give(tmp_path):
     Array a = Array::empty(f, read_list());
     std::vector<int64_t> lst = read_list();
     std::string mode; std::cin >> mode;
-    print_shape(which == 0 ? opgen::compiled::shape_tile(a, lst) : opgen::compiled::shape_pad(a, lst, mode));
+    print_shape(which == 0 ? opgen::compiled::shape_tile(a, lst)
+                : which == 1 ? opgen::compiled::shape_pad(a, lst, mode) : opgen::compiled::shape_torch_pad(a, lst));
   }
   return 0;
 }
@@ -307,3 +354,18 @@ def test_onnx_flatten_tile_and_global_pools_translate_by_moving_data():
         assert plan.outputs[0](np.zeros((2, 3), np.float32)).shape == (2, 3, 1, 1)
     with pytest.raises(Inexpressible, match="empty"):
         TABLE["GlobalMaxPool"].plan(_node("GlobalMaxPool", {}, np.zeros((1, 2, 0, 3), np.float32)), SPECS)
+
+
+def test_the_compiler_reaches_torch_pad(tmp_path):
+    src = tmp_path / "shift.py"
+    src.write_text(
+        "import numpy as np\nimport numpy.typing as npt\nimport torch.nn.functional as F\n\n\n"
+        "def shift(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"
+        "    return F.pad(x, [-1, 2], \"constant\", 0.5)\n")
+    compile_many(Project(ROOT), [(src, "shift", tmp_path / "out")])
+    fn = load_compiled(tmp_path / "out")
+    x = np.random.default_rng(1).standard_normal((3, 8)).astype(np.float32)[:, ::2]
+    want = np.concatenate([x[:, 1:], np.full((3, 2), 0.5, np.float32)], axis=1)
+    assert np.array_equal(fn(x), want)
+    with pytest.raises(ValueError):
+        fn(np.zeros((3, 0), np.float32))  # a crop of 1 from a dim of 0

@@ -231,7 +231,7 @@ def test_unknown_shape_form(tmp_path):
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
         "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
-        "{tile: <tensor param>, reps: <list[int] param>}, "
+        "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "

@@ -715,7 +715,7 @@ def _shape_rule(o: Overload) -> str:
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis}, {rule.keepdims})"
     if rule.kind == "reduce":
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis})"
-    if rule.kind in ("permute", "reshape", "broadcast_to", "tile"):
+    if rule.kind in ("permute", "reshape", "broadcast_to", "tile", "torch_pad"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.dims})"
     if rule.kind == "pad":
         return f"opgen::compiled::shape_pad({rule.source}, {rule.dims}, {rule.mode})"

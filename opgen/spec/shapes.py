@@ -36,7 +36,10 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 after) pair of the list[int] parameter pad_width (1 entry: every pair (w, w); 2: every
                 pair (b, a); 2*ndim: the (ndim, 2) array in C order); the str parameter mode is one of
                 PAD_MODES (its errors: an unknown mode, a non-constant mode extending an empty axis)
-    The last seven are data movement: the shim checks the parameters (NumPy's errors, as
+    torch_pad   {torch_pad: input, pad: pad}  torch.nn.functional.pad (mode 'constant'): the list[int]
+                parameter pad holds (before, after) pairs from the last dim backwards (at most ndim
+                pairs); a negative entry crops; every dim's length plus its pair must stay >= 0
+    The last eight are data movement: the shim checks the parameters (NumPy's errors, as
     ValueError) before the kernel runs, and for parameters it rejects the shape is (0,).
     take        {take: a, indices: indices, axis: axis}  a.shape[:axis] + indices.shape +
                 a.shape[axis+1:] (numpy.take with an int axis, mode="raise"; a 0-d a is taken as
@@ -193,6 +196,11 @@ class ShapeRule:
             return (f"tile: with d = max({x}.ndim, len({self.dims})), {x}'s shape and {self.dims} each padded with "
                     f"leading 1s to d entries, out.shape[i] = shape[i] * {self.dims}[i], and out[o] = {x}[o mod shape] "
                     f"over {x}'s own (last) dims (numpy.tile)" + checked)
+        if self.kind == "torch_pad":
+            return (f"torch_pad: {self.dims} holds (before, after) pairs from the last dim of {x} backwards (pair k "
+                    f"for dim ndim - 1 - k; dims without a pair keep their length); out.shape[d] = {x}.shape[d] + "
+                    f"before + after, and out[o] = {x}[o - before] where that lies inside {x}, else the value: a "
+                    f"negative entry crops (torch.nn.functional.pad, mode 'constant')" + checked)
         if self.kind == "pad":
             return (f"pad: {self.dims} gives each dim i of {x} a pair (before_i, after_i): 1 entry w means (w, w) for "
                     f"every dim, 2 entries (b, a) mean (b, a) for every dim, 2*ndim entries are the pairs in dim order "
@@ -335,7 +343,7 @@ def pool_shape(shape: tuple[int, ...], kernel: list[int], stride: list[int], pad
         for L, k, s, p, d in zip(shape[len(shape) - n:], kernel, stride, padding, dilation))
 
 
-MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to", "tile", "pad")
+MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to", "tile", "pad", "torch_pad")
 INT64_MAX = 2**63 - 1
 PAD_MODES = ("constant", "edge", "reflect", "wrap")  # numpy.pad's modes that opgen's pad rule takes
 
@@ -419,6 +427,22 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
         if d > MAX_DIMS:
             return (0,), "the result has more dims than an opgen tensor holds (8)"
         return out, None
+    if rule.kind == "torch_pad":
+        pad = [int(p) for p in args[rule.dims]]
+        if len(pad) % 2:
+            return (0,), "Padding length must be divisible by 2"
+        if len(pad) > 2 * ndim:
+            return (0,), (f"Padding length should be less than or equal to two times the input dimension but got "
+                          f"padding length {len(pad)} and input of dimension {ndim}")
+        out = list(shape)
+        for k in range(len(pad) // 2):  # pairs from the last dim backwards
+            d, b, a = ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+            # torch crops (narrows) the negative sides first, then pads: both must leave a length >= 0
+            if shape[d] + min(b, 0) + min(a, 0) < 0 or shape[d] + b + a < 0:
+                return (0,), (f"The input size {shape[d]}, plus negative padding {b} and {a} resulted in a negative "
+                              f"output size, which is invalid. Check dimension {d} of your input.")
+            out[d] = shape[d] + b + a
+        return tuple(out), None
     if rule.kind == "pad":
         mode = str(args[rule.mode])
         if mode not in PAD_MODES:
@@ -638,6 +662,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         _need(raw["mode"], str_params or [], "mode", "str")
         return ShapeRule("pad", source=raw["pad"], dims=raw["widths"], mode=raw["mode"])
     for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
+                            ("torch_pad", "pad", "list[int]"),
                             ("broadcast_to", "shape", "list[int]"), ("tile", "reps", "list[int]"),
                             ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):
         if isinstance(raw, dict) and set(raw) == {kind, key}:
@@ -652,7 +677,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
         "{squeeze: <tensor param>, axis: <int param>}, {broadcast_to: <tensor param>, shape: <list[int] param>}, "
-        "{tile: <tensor param>, reps: <list[int] param>}, "
+        "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "

@@ -481,6 +481,9 @@ class _Builder:
         elif rule.kind == "tile" and rule.dims not in scalars:
             # A row repeated down a batch (2, 1, ...), or a block doubled along its last dim.
             scalars[rule.dims] = [2] + [1] * ndim if rng.random() < 0.5 else [1] * (ndim - 1) + [2]
+        elif rule.kind == "torch_pad" and rule.dims not in scalars:
+            # The last dim padded and the one before it cropped by one (when it has a row to spare).
+            scalars[rule.dims] = ([1, 2] + ([-1, 0] if ndim > 1 and shape[-2] > 0 else [])) if ndim else []
         elif rule.kind == "pad" and rule.dims not in scalars:
             # A pair per dim, a few rows or columns each (a conv's halo, a sequence padded to a length).
             scalars[rule.dims] = [int(w) for w in rng.integers(0, 4, size=2 * ndim)] or [1]

@@ -595,6 +595,8 @@ def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tupl
         return {rule.dims: draw(_tile_reps(ndim, int(np.prod(shape)), bad), label="reps")}
     if rule.kind == "pad":
         return {rule.dims: draw(_pad_widths(shape, bad), label="pad widths")}
+    if rule.kind == "torch_pad":
+        return {rule.dims: draw(_torch_pad(shape, bad), label="pad")}
     if rule.kind == "expand_dims":
         if bad:
             return {rule.axis: draw(st.sampled_from([ndim + 1, -ndim - 2, ndim + 5]), label="axis")}
@@ -715,6 +717,30 @@ def _tile_reps(draw: st.DrawFn, ndim: int, size: int, bad: bool) -> list[int]:
         at = draw(st.integers(0, max(n - 1, 0)), label="negative at")
         reps = reps[:at] + [draw(st.sampled_from([-1, -2]), label="negative")] + reps[at + 1:]
     return reps
+
+
+@st.composite
+def _torch_pad(draw: st.DrawFn, shape: tuple[int, ...], bad: bool) -> list[int]:
+    """torch.nn.functional.pad's list: 0 to ndim (before, after) pairs from the last dim backwards,
+    each -n to 3 (a negative entry crops), kept where both sides leave a length >= 0. ``bad``: an odd
+    length, more pairs than dims, or a crop past the dim's length."""
+    ndim = len(shape)
+    pairs = draw(st.integers(0, ndim), label="pairs")
+    pad: list[int] = []
+    for k in range(pairs):
+        n = shape[ndim - 1 - k]
+        b = draw(st.integers(-n, 3), label="before")
+        a = draw(st.integers(-(n + min(b, 0)), 3), label="after")
+        pad += [b, a]
+    if bad:
+        how = draw(st.sampled_from(["odd", "long"] + (["crop"] if ndim else [])), label="how")
+        if how == "odd":
+            pad = pad + [1]
+        elif how == "long":
+            pad = pad + [0, 0] * (ndim - pairs + 1)
+        else:
+            pad = [-shape[-1] - 1, 0] + pad[2:]
+    return pad
 
 
 @st.composite

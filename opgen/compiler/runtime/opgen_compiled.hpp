@@ -385,6 +385,22 @@ inline std::vector<int64_t> shape_tile(const Array& a, const std::vector<int64_t
   return s;
 }
 
+// torch.nn.functional.pad, mode 'constant' (the torch_pad rule): (before, after) pairs from the last
+// dim backwards, a negative entry cropping; {0} where torch refuses them (the kernel's shim then
+// raises its ValueError).
+inline std::vector<int64_t> shape_torch_pad(const Array& a, const std::vector<int64_t>& pad) {
+  const int64_t nd = a.ndim(), np = static_cast<int64_t>(pad.size());
+  if (np % 2 != 0 || np > 2 * nd) return {0};
+  std::vector<int64_t> s = a.shape();
+  for (int64_t k = 0; k < np / 2; ++k) {
+    const size_t d = static_cast<size_t>(nd - 1 - k);
+    const int64_t b = pad[static_cast<size_t>(2 * k)], e = pad[static_cast<size_t>(2 * k + 1)], n = s[d];
+    if (n + std::min<int64_t>(b, 0) + std::min<int64_t>(e, 0) < 0 || n + b + e < 0) return {0};
+    s[d] = n + b + e;
+  }
+  return s;
+}
+
 // numpy.pad (the pad rule, opgen.spec.shapes.movement_shape): each dim grown by its (before, after)
 // pair: 1 width for all, one pair for all, or a pair per dim; {0} for widths or a mode NumPy rejects
 // (the kernel's shim then raises its ValueError).

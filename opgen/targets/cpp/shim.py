@@ -249,6 +249,22 @@ def _movement_rule(rule) -> list[str]:
             f"  if (opgen_bad) {fail('cannot reshape array of size 0 into a shape with a negative dim')}",
             f"  if (opgen_d > OPGEN_MAX_DIMS) {fail('the result has more dims than an opgen tensor holds (8)')}",
         ]
+    elif rule.kind == "torch_pad":
+        pad = f"opgen_v_{rule.dims}"
+        out += [
+            f"  const int64_t opgen_np = static_cast<int64_t>({pad}.size());",
+            f"  if (opgen_np % 2 != 0) {fail('Padding length must be divisible by 2')}",
+            f'  if (opgen_np > 2 * opgen_nd) throw opgen::Error(opgen::ErrorKind::Value, "Padding length should be less than or equal to two times the input dimension but got padding length " + std::to_string(opgen_np) + " and input of dimension " + std::to_string(opgen_nd));',
+            f"  for (int64_t opgen_i = 0; opgen_i < opgen_nd; ++opgen_i) opgen_s.push_back({x}.size(static_cast<int>(opgen_i)));",
+            "  for (int64_t opgen_k = 0; opgen_k < opgen_np / 2; ++opgen_k) {  // pairs from the last dim backwards",
+            "    const int64_t opgen_d = opgen_nd - 1 - opgen_k;",
+            f"    const int64_t opgen_b = {pad}[static_cast<size_t>(2 * opgen_k)], opgen_a = {pad}[static_cast<size_t>(2 * opgen_k + 1)];",
+            "    const int64_t opgen_n = opgen_s[static_cast<size_t>(opgen_d)];",
+            "    if (opgen_n + std::min<int64_t>(opgen_b, 0) + std::min<int64_t>(opgen_a, 0) < 0 || opgen_n + opgen_b + opgen_a < 0)",
+            '      throw opgen::Error(opgen::ErrorKind::Value, "The input size " + std::to_string(opgen_n) + ", plus negative padding " + std::to_string(opgen_b) + " and " + std::to_string(opgen_a) + " resulted in a negative output size, which is invalid. Check dimension " + std::to_string(opgen_d) + " of your input.");',
+            "    opgen_s[static_cast<size_t>(opgen_d)] = opgen_n + opgen_b + opgen_a;",
+            "  }",
+        ]
     elif rule.kind == "pad":
         widths, mode = f"opgen_v_{rule.dims}", f"opgen_v_{rule.mode}"
         negative = fail("index can't contain negative values")

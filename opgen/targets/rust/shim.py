@@ -310,6 +310,23 @@ def _movement_rule(rule) -> list[str]:
             f"    if opgen_d > opgen::MAX_DIMS as i64 {fail('the result has more dims than an opgen tensor holds (8)')}",
             "    opgen_s.extend(opgen_o.iter().map(|&opgen_v| opgen_v as usize));",
         ]
+    elif rule.kind == "torch_pad":
+        pad = f"opgen_v_{rule.dims}"
+        out += [
+            f"    let opgen_np = {pad}.len() as i64;",
+            f"    if opgen_np % 2 != 0 {fail('Padding length must be divisible by 2')}",
+            "    if opgen_np > 2 * opgen_nd { return Err(opgen::Error::value(format!(\"Padding length should be less than or equal to two times the input dimension but got padding length {} and input of dimension {}\", opgen_np, opgen_nd))); }",
+            "    let mut opgen_o: Vec<i64> = " + f"{x}.shape().iter().map(|&opgen_n| opgen_n as i64).collect();",
+            "    for opgen_k in 0..(opgen_np / 2) as usize {  // pairs from the last dim backwards",
+            "        let opgen_d = opgen_nd as usize - 1 - opgen_k;",
+            f"        let (opgen_b, opgen_a, opgen_n) = ({pad}[2 * opgen_k], {pad}[2 * opgen_k + 1], opgen_o[opgen_d]);",
+            "        if opgen_n + opgen_b.min(0) + opgen_a.min(0) < 0 || opgen_n + opgen_b + opgen_a < 0 {",
+            "            return Err(opgen::Error::value(format!(\"The input size {}, plus negative padding {} and {} resulted in a negative output size, which is invalid. Check dimension {} of your input.\", opgen_n, opgen_b, opgen_a, opgen_d)));",
+            "        }",
+            "        opgen_o[opgen_d] = opgen_n + opgen_b + opgen_a;",
+            "    }",
+            "    opgen_s.extend(opgen_o.iter().map(|&opgen_v| opgen_v as usize));",
+        ]
     elif rule.kind == "pad":
         widths, mode = f"opgen_v_{rule.dims}", f"opgen_v_{rule.mode}"
         negative = fail("index can't contain negative values")
