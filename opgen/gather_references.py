@@ -1,9 +1,10 @@
-"""References of the gathers (numpy.take, numpy.take_along_axis): NumPy itself, with an int axis and
+"""References of the gathers (numpy.take, numpy.take_along_axis, torch.index_select): NumPy itself, with an int axis and
 take's mode="raise", its AxisError (a subclass of ValueError and IndexError) raised as the ValueError
 the specs declare. The C++ and Rust shims check the same conditions in the same words
 (``opgen.spec.shapes.gather_shape`` and ``gather_index_error``) before the kernel runs. The results
 are contiguous copies, as the kernels write them (np.take with 0-d indices returns a NumPy scalar:
-here a 0-d array)."""
+here a 0-d array). torch.index_select is torch's own, its RuntimeErrors for the index values and
+counts raised as the IndexError the spec declares (torch raises IndexError for the rest)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,18 @@ def take(a: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
 def take_along_axis(arr: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """numpy.take_along_axis(arr, indices, axis=axis)."""
     return _plain(np.take_along_axis, arr, indices, axis=int(axis))
+
+
+def index_select(input: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """torch.index_select(input, dim, index): every index in [0, n) (negative ones are errors); torch's
+    RuntimeError (an index out of range, a count other than 1 for a 0-d input, an index into an
+    empty dim) as IndexError."""
+    import torch  # heavy, and only this reference needs it
+
+    try:
+        # (np.array, not np.ascontiguousarray: that makes a 0-d array 1-d)
+        out = torch.index_select(torch.from_numpy(np.array(input, order="C")), int(dim),
+                                 torch.from_numpy(np.array(index, order="C")))
+    except RuntimeError as exc:
+        raise IndexError(str(exc)) from None
+    return np.array(out.numpy(), order="C", copy=True)

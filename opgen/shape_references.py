@@ -1,5 +1,5 @@
 """References of the data-movement ops (numpy.transpose, numpy.reshape, numpy.expand_dims,
-numpy.squeeze, numpy.broadcast_to): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
+numpy.squeeze, numpy.broadcast_to, numpy.tile, numpy.pad): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
 raised as the ValueError the specs declare; the C++ and Rust shims check the same conditions
 (``opgen.spec.shapes.movement_shape``) and raise ValueError too. The results are contiguous
 copies, as the kernels write them."""
@@ -7,6 +7,8 @@ copies, as the kernels write them."""
 from __future__ import annotations
 
 import numpy as np
+
+from opgen.spec.shapes import PAD_MODES, pad_pairs
 
 
 def _plain(fn, *args):
@@ -39,3 +41,43 @@ def squeeze(a: np.ndarray, axis: int) -> np.ndarray:
 def broadcast_to(a: np.ndarray, shape: list[int]) -> np.ndarray:
     """numpy.broadcast_to(a, shape), written out (NumPy's own result is a read-only view)."""
     return _plain(np.broadcast_to, a, tuple(int(d) for d in shape))
+
+
+def tile(A: np.ndarray, reps: list[int]) -> np.ndarray:
+    """numpy.tile(A, reps) (NumPy's ValueError for a negative rep); its result is already a fresh
+    contiguous array (no second copy, which opgen bench would time)."""
+    return np.ascontiguousarray(np.tile(A, [int(r) for r in reps]))
+
+
+def pad(array: np.ndarray, pad_width: list[int], mode: str, constant_values: float | int) -> np.ndarray:
+    """numpy.pad(array, pad_width, mode, constant_values=...) with pad_width in the pad rule's forms
+    (opgen.spec.shapes.pad_pairs: 1 entry, one (before, after) pair, or a pair per dim, which NumPy
+    takes as an (ndim, 2) array). constant_values only in mode 'constant': NumPy refuses it with the
+    others, where the op ignores it. Every error is NumPy's ValueError."""
+    if mode not in PAD_MODES:
+        raise ValueError(f"mode '{mode}' is not supported")
+    pairs = pad_pairs(pad_width, array.ndim)
+    if pairs is None:
+        raise ValueError("pad_width needs 1, 2 or 2 * ndim entries")
+    # 1 or 2 entries as NumPy broadcasts them itself (a 0-d array too); a pair per dim as (ndim, 2)
+    widths = [int(w) for w in pad_width] if len(pad_width) in (1, 2) else np.array(pairs, np.int64).reshape(-1, 2)
+    # np.pad's result is a fresh contiguous array: returned as it is (a second copy would be timed)
+    if mode == "constant":
+        return np.pad(array, widths, mode="constant", constant_values=constant_values)
+    return np.pad(array, widths, mode=mode)
+
+
+def torch_pad(input: np.ndarray, pad: list[int], mode: str, value: float) -> np.ndarray:
+    """torch.nn.functional.pad(input, pad, mode, value), mode 'constant' (the only one the spec draws):
+    torch's RuntimeErrors (an odd length, more pairs than dims, a crop past a dim's length) as
+    ValueError."""
+    import torch  # heavy, and only this reference needs it
+
+    if mode != "constant":
+        raise ValueError(f"mode '{mode}': only 'constant' is this op's")
+    try:
+        out = torch.nn.functional.pad(torch.from_numpy(np.array(input, order="C")), [int(p) for p in pad],
+                                      mode="constant", value=float(value))
+    except RuntimeError as exc:
+        raise ValueError(str(exc)) from None
+    return np.array(out.numpy(), order="C", copy=True)

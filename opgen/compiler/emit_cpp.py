@@ -715,8 +715,10 @@ def _shape_rule(o: Overload) -> str:
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis}, {rule.keepdims})"
     if rule.kind == "reduce":
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis})"
-    if rule.kind in ("permute", "reshape", "broadcast_to"):
+    if rule.kind in ("permute", "reshape", "broadcast_to", "tile", "torch_pad"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.dims})"
+    if rule.kind == "pad":
+        return f"opgen::compiled::shape_pad({rule.source}, {rule.dims}, {rule.mode})"
     if rule.kind in ("expand_dims", "squeeze"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.axis})"
     if rule.kind in ("pool", "pool2d"):
@@ -727,7 +729,7 @@ def _shape_rule(o: Overload) -> str:
         lists = ", ".join("{" + ", ".join(f"static_cast<int64_t>({v})" for v in names) + "}" for names in (k, st, pd, dl))
         check = "true" if rule.check_input_size else "false"
         return f"opgen::compiled::shape_pool({rule.source}, {lists}, {ceil}, {check})"
-    if rule.kind in ("take", "take_along_axis"):
+    if rule.kind in ("take", "take_along_axis", "index_select"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.indices}, {rule.axis})"
     if rule.kind == "elementwise":
         return f"opgen::compiled::shape_elementwise({{{', '.join('&' + n for n in tensors)}}})"

@@ -364,6 +364,81 @@ def _reshape_node(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
+def _flatten(node: Node, spec: Spec) -> Plan:
+    """Flatten is numpy.reshape to (prod(shape[:axis]), prod(shape[axis:])), axis in [-r, r]
+    (default 1; negative counts from the end, r itself gives (prod(shape), 1))."""
+    x = _required(node, 0, "input")
+    axis = int(node.attr("axis", 1))
+    r = x.ndim
+    if not -r <= axis <= r:
+        raise Inexpressible(f"attribute axis={axis}", f"out of range [-{r}, {r}] (an invalid case)")
+    axis = axis + r if axis < 0 else axis
+    args = {"a": x, "shape": [_prod(x.shape[:axis]), _prod(x.shape[axis:])]}
+    return Plan(choose(spec, args), args)
+
+
+def _pad(node: Node, spec: Spec) -> Plan:
+    """Pad is numpy.pad with a (before, after) pair per dim: ONNX's pads (all begins, then all ends;
+    an input from opset 11, an attribute before) over ``axes`` (opset 18; default every dim, negative
+    counted from the end) become pad_width's pair-per-dim form; mode (constant, edge, reflect, wrap:
+    NumPy's names and meanings) as it is; the constant (an input from opset 11, the ``value``
+    attribute before; default 0) as constant_values, a Python int for integer data. Negative pads
+    (ONNX crops) are inexpressible: numpy.pad refuses them."""
+    x = _required(node, 0, "data")
+    if node.opset >= 11:
+        pads = _ints(_required(node, 1, "pads"))
+        given = node.input(2)
+        value = 0 if given is None or np.asarray(given).size == 0 else np.asarray(given).reshape(-1)[0].item()
+        axes_in = node.input(3)
+        axes = list(range(x.ndim)) if axes_in is None else [_axis(a, x.ndim, "axes") for a in _ints(axes_in)]
+    else:
+        pads = [int(p) for p in node.attr("pads", [])]
+        value, axes = float(node.attr("value", 0.0)), list(range(x.ndim))
+    mode = str(node.attr("mode", "constant"))
+    if len(pads) != 2 * len(axes):
+        raise Inexpressible(f"pads {pads}", f"needs 2 entries an axis ({len(axes)} axes; an invalid case)")
+    if any(p < 0 for p in pads):
+        raise Inexpressible(f"pads {pads}", f"a negative pad crops in ONNX; {spec.op} refuses it (ValueError), as NumPy")
+    pairs = [[0, 0] for _ in range(x.ndim)]
+    for k, a in enumerate(axes):
+        pairs[a] = [pads[k], pads[k + len(axes)]]
+    if np.issubdtype(x.dtype, np.integer):
+        value = int(value)
+    else:
+        value = float(value)
+    args = {"array": x, "pad_width": [w for pair in pairs for w in pair], "mode": mode, "constant_values": value}
+    return Plan(choose(spec, args), args)
+
+
+def _tile(node: Node, spec: Spec) -> Plan:
+    """Tile is numpy.tile with ``repeats`` (one entry a dim, as ONNX requires) as reps."""
+    x = _required(node, 0, "input")
+    reps = _ints(_required(node, 1, "repeats"))
+    if len(reps) != x.ndim:
+        raise Inexpressible(f"repeats {reps}", f"ONNX needs one entry a dim ({x.ndim}; an invalid case)")
+    args = {"A": x, "reps": reps}
+    return Plan(choose(spec, args), args)
+
+
+def _global_pool(empty_error: str | None = None) -> Callable[[Node, Spec], Plan]:
+    """GlobalAveragePool / GlobalMaxPool: X (N, C, D1, ...) with the spatial dims merged into one by a
+    reshape, reduced over it without keepdims (numpy.mean, numpy.max: functions of the multiset of
+    the elements, so the merge is exact), the result reshaped to (N, C, 1, ...)."""
+
+    def translate(node: Node, spec: Spec) -> Plan:
+        x = _required(node, 0, "X")
+        if x.ndim < 3:
+            raise Inexpressible(f"a {x.ndim}-d input", "ONNX's global pools take (N, C, D1, ...) (an invalid case)")
+        spatial = _prod(x.shape[2:])
+        if empty_error is not None and spatial == 0:
+            raise Inexpressible("an empty spatial extent", empty_error)
+        args = {"a": x.reshape(x.shape[:2] + (spatial,)), "axis": 2, "keepdims": False}
+        notes = [f"spatial dims {list(x.shape[2:])} merged into one by a reshape"] if x.ndim > 3 else []
+        return Plan(choose(spec, args), args, {0: _reshape(x.shape[:2] + (1,) * (x.ndim - 2))}, notes)
+
+    return translate
+
+
 def _axes_given(node: Node) -> list[int] | None:
     """Unsqueeze's and Squeeze's axes: the second input from opset 13, the attribute before."""
     given = node.input(1) if node.opset >= 13 else node.attr("axes")
@@ -1119,6 +1194,14 @@ MAPPINGS: tuple[Mapping, ...] = (
             "shape as the input's shape and shape broadcast together (ONNX's two-way rule), then one way"),
     Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; several (or every dim of 1) as numpy.reshape",
             others=("numpy.reshape",)),
+    Mapping("Flatten", "numpy.reshape", _flatten, "reshape to (prod(shape[:axis]), prod(shape[axis:])), axis in [-r, r]"),
+    Mapping("Pad", "numpy.pad", _pad, "pads (begins, then ends, over axes) as a (before, after) pair per dim; "
+            "mode constant, edge, reflect or wrap; the constant as constant_values; negative pads inexpressible"),
+    Mapping("Tile", "numpy.tile", _tile, "repeats as reps"),
+    Mapping("GlobalAveragePool", "numpy.mean", _global_pool(),
+            "the spatial dims merged by a reshape, numpy.mean over them, reshaped to (N, C, 1, ...)"),
+    Mapping("GlobalMaxPool", "numpy.max", _global_pool(empty_error="numpy.max raises ValueError for an empty set"),
+            "the spatial dims merged by a reshape, numpy.max over them, reshaped to (N, C, 1, ...)"),
     Mapping("Trilu", "torch.triu", _trilu, "upper=1 as torch.triu, upper=0 as torch.tril; k as diagonal (default 0)",
             others=("torch.tril",)),
 )

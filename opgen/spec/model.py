@@ -433,11 +433,12 @@ def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     ints = [p.name for p in sig.params if str(p.type) == "int"]
     bools = [p.name for p in sig.params if str(p.type) == "bool"]
     int_lists = [p.name for p in sig.params if str(p.type) == "list[int]"]
+    strs = [p.name for p in sig.params if str(p.type) == "str"]
     if sig.tensor_results:
         if shape is None:
             raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
         try:
-            return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists)
+            return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists, str_params=strs)
         except ShapeRuleError as exc:
             raise ValueError(str(exc)) from None
     if shape is not None:

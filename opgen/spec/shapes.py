@@ -30,7 +30,16 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     broadcast_to {broadcast_to: x, shape: shape}  the list[int] parameter shape, to which x
                 broadcasts (NumPy's rules, one way: numpy.broadcast_to); the shim hands the kernel
                 x as a view of that shape (stride 0 along the broadcast dims)
-    The last five are data movement: the shim checks the parameters (NumPy's errors, as
+    tile        {tile: x, reps: reps}  numpy.tile: x's shape and the list[int] parameter reps, the
+                shorter padded with leading 1s, multiplied dim by dim
+    pad         {pad: x, widths: pad_width, mode: mode}  numpy.pad: each dim grown by its (before,
+                after) pair of the list[int] parameter pad_width (1 entry: every pair (w, w); 2: every
+                pair (b, a); 2*ndim: the (ndim, 2) array in C order); the str parameter mode is one of
+                PAD_MODES (its errors: an unknown mode, a non-constant mode extending an empty axis)
+    torch_pad   {torch_pad: input, pad: pad}  torch.nn.functional.pad (mode 'constant'): the list[int]
+                parameter pad holds (before, after) pairs from the last dim backwards (at most ndim
+                pairs); a negative entry crops; every dim's length plus its pair must stay >= 0
+    The last eight are data movement: the shim checks the parameters (NumPy's errors, as
     ValueError) before the kernel runs, and for parameters it rejects the shape is (0,).
     take        {take: a, indices: indices, axis: axis}  a.shape[:axis] + indices.shape +
                 a.shape[axis+1:] (numpy.take with an int axis, mode="raise"; a 0-d a is taken as
@@ -38,13 +47,19 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     take_along_axis {take_along_axis: arr, indices: indices, axis: axis}  arr and indices have
                 the same rank; out's dims are their broadcast on every dim but axis, where it is
                 indices' length (numpy.take_along_axis with an int axis)
+    index_select {index_select: input, indices: index, axis: dim}  torch.index_select: input's shape
+                with dim's length replaced by the number of indices (a vector, or 0-d: one); a 0-d
+                input takes exactly one index and gives a 0-d result
+    These three are gathers (GATHER): the shim raises the library's errors (take, take_along_axis:
+    NumPy's, ValueError for the axis and the rank, IndexError for a shape mismatch, a non-empty take
+    from an empty axis and any index outside [-n, n); index_select: torch's, all IndexError, for the
+    dim, an index tensor of more than 1 dim, a count other than 1 for a 0-d input, and any index
+    outside [0, n): GATHER_SIGNED says which indices count from the end) before the kernel runs; for
+    shapes it rejects the shape is (0,).
     topk        {topk: x, axis: dim, k: k}  x's shape with the axis the int parameter dim names (negative
                 counts from the end; a 0-d x has the one axis 0 or -1) of length k, the int parameter k
                 (torch.topk's values and indices); the shim raises IndexError, as torch's checks in its
                 words, for an axis out of range or k outside [0, length], and then the shape is (0,)
-    These two are gathers (GATHER): the shim raises NumPy's errors (ValueError for the axis and
-    the rank, IndexError for a shape mismatch, a non-empty take from an empty axis and any index
-    outside [-n, n)) before the kernel runs; for shapes it rejects the shape is (0,).
 """
 
 from __future__ import annotations
@@ -64,7 +79,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | take | take_along_axis | topk
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -72,13 +87,14 @@ class ShapeRule:
     axis: str | None = None  # int param naming the reduced axis
     keepdims: str | None = None  # reduce: the bool param that keeps the reduced axis as size 1
     pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
-    dims: str | None = None  # permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape
+    dims: str | None = None  # permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape; tile: of reps; pad: of the widths
+    mode: str | None = None  # pad: the str param of the mode (PAD_MODES)
     # pool: the int params of the dilation, one a pooled dim (empty: dilation 1), and the bool
     # param of ceil_mode (None: floor); its kernel, stride and padding params are in ``pool``.
     dilation: tuple[str, ...] = ()
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
-    indices: str | None = None  # take, take_along_axis: the int tensor param of the indices
+    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices
     k: str | None = None  # topk: the int param of the selected length
     # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
     # without the "?" in ``gufunc`` and the cores: the kernel always sees them. A caller whose
@@ -152,6 +168,13 @@ class ShapeRule:
                                              else "a non-empty take from an empty axis")
                    + f" and for any index outside [-n, n), n = {x}.shape[{ax}]), so where out is not empty every "
                    f"index is in [-n, n), a negative one counting from the end")
+        if self.kind == "index_select":
+            return (f"index_select: out.shape is {x}.shape with {ax} replaced by {i}.numel() ({i} is 1-d, or 0-d: "
+                    f"one index; a 0-d {x} comes as shape (1,) and out is 0-d), out[pre, j, post] = "
+                    f"{x}[pre, {i}[j], post] (torch.index_select); opgen's shim has already raised torch's "
+                    f"IndexErrors (a {ax} out of range, {i} of more than 1 dim, a 0-d {x} with other than one "
+                    f"index, an index outside [0, n), n = {x}.shape[{ax}]; negative indices are errors), so "
+                    f"every index is in [0, n)")
         if self.kind == "take":
             return (f"take: out.shape = {x}.shape[:{ax}] + {i}.shape + {x}.shape[{ax}+1:] (negative {ax} counts "
                     f"from the end; a 0-d {x} comes as shape (1,)), out[pre, j, post] = {x}[pre, {i}[j], post] "
@@ -179,6 +202,23 @@ class ShapeRule:
         if self.kind == "expand_dims":
             return (f"expand_dims: {x}'s shape with a dim of 1 inserted at {self.axis}, an axis of the result "
                     f"(in [-{x}.ndim - 1, {x}.ndim], negative counting from the end)" + checked)
+        if self.kind == "tile":
+            return (f"tile: with d = max({x}.ndim, len({self.dims})), {x}'s shape and {self.dims} each padded with "
+                    f"leading 1s to d entries, out.shape[i] = shape[i] * {self.dims}[i], and out[o] = {x}[o mod shape] "
+                    f"over {x}'s own (last) dims (numpy.tile)" + checked)
+        if self.kind == "torch_pad":
+            return (f"torch_pad: {self.dims} holds (before, after) pairs from the last dim of {x} backwards (pair k "
+                    f"for dim ndim - 1 - k; dims without a pair keep their length); out.shape[d] = {x}.shape[d] + "
+                    f"before + after, and out[o] = {x}[o - before] where that lies inside {x}, else the value: a "
+                    f"negative entry crops (torch.nn.functional.pad, mode 'constant')" + checked)
+        if self.kind == "pad":
+            return (f"pad: {self.dims} gives each dim i of {x} a pair (before_i, after_i): 1 entry w means (w, w) for "
+                    f"every dim, 2 entries (b, a) mean (b, a) for every dim, 2*ndim entries are the pairs in dim order "
+                    f"(b0, a0, b1, a1, ...); out.shape[i] = {x}.shape[i] + before_i + after_i, and out[o] = "
+                    f"{x}[o - before] where that is inside {x}, else by {self.mode} (numpy.pad): 'constant' the "
+                    f"constant value, 'edge' the nearest edge element, 'reflect' the mirror without repeating the "
+                    f"edge (period 2*(n-1) along a dim of length n; n == 1 gives that element), 'wrap' periodic "
+                    f"(period n)" + checked)
         return (f"squeeze: {x}'s shape with axis {self.axis} removed (negative counts from the end); "
                 "that dim has size 1" + checked)
 
@@ -316,8 +356,24 @@ def pool_shape(shape: tuple[int, ...], kernel: list[int], stride: list[int], pad
         for L, k, s, p, d in zip(shape[len(shape) - n:], kernel, stride, padding, dilation))
 
 
-MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to")
+MOVEMENT = ("permute", "reshape", "expand_dims", "squeeze", "broadcast_to", "tile", "pad", "torch_pad")
 INT64_MAX = 2**63 - 1
+PAD_MODES = ("constant", "edge", "reflect", "wrap")  # numpy.pad's modes that opgen's pad rule takes
+
+
+def pad_pairs(widths: list[int], ndim: int) -> list[tuple[int, int]] | None:
+    """The (before, after) pair of each dim that a pad rule's widths give (1 entry: (w, w) everywhere;
+    2: (b, a) everywhere; 2*ndim: the pairs in dim order), or None for another length (or none)."""
+    w = [int(v) for v in widths]
+    if not w:  # NumPy refuses an empty pad_width, even for a 0-d array
+        return None
+    if len(w) == 1:
+        return [(w[0], w[0])] * ndim
+    if len(w) == 2:
+        return [(w[0], w[1])] * ndim
+    if len(w) == 2 * ndim:
+        return [(w[2 * i], w[2 * i + 1]) for i in range(ndim)]
+    return None
 
 
 def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]) -> tuple[tuple[int, ...], str | None]:
@@ -369,6 +425,50 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
         if any(s != 1 and s != d for s, d in zip(shape, new[len(new) - ndim:])):
             return (0,), "operands could not be broadcast together with remapped shapes"
         return new, None
+    if rule.kind == "tile":
+        reps = [int(r) for r in args[rule.dims]]
+        d = max(ndim, len(reps))
+        full = (1,) * (d - ndim) + shape
+        reps = [1] * (d - len(reps)) + reps
+        out = tuple(s * r for s, r in zip(full, reps))
+        # NumPy repeats a non-empty array (a negative count is an error) but only reshapes an empty
+        # one, which a negative rep breaks only where it meets a dim that is not 0.
+        if any(r < 0 for r in reps) and int(np.prod(shape, dtype=np.int64)):
+            return (0,), "negative dimensions are not allowed"
+        if any(o < 0 for o in out):
+            return (0,), "cannot reshape array of size 0 into a shape with a negative dim"
+        if d > MAX_DIMS:
+            return (0,), "the result has more dims than an opgen tensor holds (8)"
+        return out, None
+    if rule.kind == "torch_pad":
+        pad = [int(p) for p in args[rule.dims]]
+        if len(pad) % 2:
+            return (0,), "Padding length must be divisible by 2"
+        if len(pad) > 2 * ndim:
+            return (0,), (f"Padding length should be less than or equal to two times the input dimension but got "
+                          f"padding length {len(pad)} and input of dimension {ndim}")
+        out = list(shape)
+        for k in range(len(pad) // 2):  # pairs from the last dim backwards
+            d, b, a = ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+            # torch crops (narrows) the negative sides first, then pads: both must leave a length >= 0
+            if shape[d] + min(b, 0) + min(a, 0) < 0 or shape[d] + b + a < 0:
+                return (0,), (f"The input size {shape[d]}, plus negative padding {b} and {a} resulted in a negative "
+                              f"output size, which is invalid. Check dimension {d} of your input.")
+            out[d] = shape[d] + b + a
+        return tuple(out), None
+    if rule.kind == "pad":
+        mode = str(args[rule.mode])
+        if mode not in PAD_MODES:
+            return (0,), f"mode '{mode}' is not supported"
+        pairs = pad_pairs(args[rule.dims], ndim)
+        if pairs is None:
+            return (0,), "pad_width needs 1, 2 or 2 * ndim entries"
+        if any(int(w) < 0 for w in args[rule.dims]):  # (the widths, not the pairs: a 0-d array has none)
+            return (0,), "index can't contain negative values"
+        for i, (n, (b, a)) in enumerate(zip(shape, pairs)):
+            if mode != "constant" and n == 0 and (b or a):
+                return (0,), f"can't extend empty axis {i} using modes other than 'constant' or 'empty'"
+        return tuple(n + b + a for n, (b, a) in zip(shape, pairs)), None
     axis = int(args[rule.axis])
     if rule.kind == "expand_dims":
         if not -ndim - 1 <= axis <= ndim:
@@ -385,7 +485,10 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
     return shape[:axis] + shape[axis + 1:], None
 
 
-GATHER = ("take", "take_along_axis")
+GATHER = ("take", "take_along_axis", "index_select")
+# Whether a gather's indices may be negative, counting from the end (NumPy's), or must lie in
+# [0, n) (torch.index_select's): what the shims check, the verifier draws and the kernels meet.
+GATHER_SIGNED = {"take": True, "take_along_axis": True, "index_select": False}
 MAX_DIMS = 8  # OPGEN_MAX_DIMS: the native tensor's largest rank
 
 
@@ -403,6 +506,23 @@ def gather_shape(rule: ShapeRule, shape: tuple[int, ...], index_shape: tuple[int
     shape = tuple(int(s) for s in shape)
     index_shape = tuple(int(s) for s in index_shape)
     axis = int(axis)
+    if rule.kind == "index_select":
+        nd = max(len(shape), 1)
+        if not -nd <= axis < nd:
+            return (0,), ("IndexError", f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                          f"but got {axis})")
+        if len(index_shape) > 1:
+            return (0,), ("IndexError", "index_select(): Index is supposed to be a vector")
+        count = int(np.prod(index_shape, dtype=np.int64))
+        if not shape:
+            if count != 1:
+                return (0,), ("IndexError", f"index_select(): Index to scalar can have only 1 value, got {count} "
+                              "value(s)")
+            return (), None
+        ax = axis % nd
+        if shape[ax] == 0 and count:
+            return (0,), ("IndexError", "index_select(): self indexing axis dim should be positive")
+        return shape[:ax] + (count,) + shape[ax + 1:], None
     if rule.kind == "take":
         if not shape:
             shape = (1,)  # NumPy's PyArray_CheckAxis: a 0-d array is taken from as 1-d
@@ -441,10 +561,13 @@ def gather_index_error(rule: ShapeRule, shape: tuple[int, ...], indices: Any, ax
     """NumPy's IndexError message for the first index (in C order) outside [-n, n), n the length
     of the axis, where NumPy checks them (take: when a.shape[:axis] is not empty; take_along_axis:
     when out is not empty), or None. For shapes and an axis gather_shape accepts."""
-    shape = tuple(int(s) for s in shape) or ((1,) if rule.kind == "take" else ())
+    shape = tuple(int(s) for s in shape) or ((1,) if rule.kind in ("take", "index_select") else ())
     idx = np.asarray(indices)
     ax = int(axis) % len(shape)
     n = shape[ax]
+    if rule.kind == "index_select":  # torch checks every index, whatever the result's size
+        flat = idx.reshape(-1)
+        return "index out of range in self" if np.any((flat < 0) | (flat >= n)) else None
     if rule.kind == "take":
         if int(np.prod(shape[:ax], dtype=np.int64)) == 0:
             return None
@@ -482,7 +605,8 @@ def normalize_axis(axis: int, ndim: int) -> int:
 
 
 def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
-                     bool_params: list[str] | None = None, int_list_params: list[str] | None = None) -> ShapeRule:
+                     bool_params: list[str] | None = None, int_list_params: list[str] | None = None,
+                     str_params: list[str] | None = None) -> ShapeRule:
     """Parse the spec's ``shape:`` value; errors say which form is expected. ``bool_params``: the
     signature's bool parameters (a reduce rule's ``keepdims`` must name one)."""
     if raw == "elementwise":
@@ -566,8 +690,14 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
                 raise ShapeRuleError(f"{kind}: indices must be another tensor parameter than {raw[kind]!r}")
             _need(raw["axis"], int_params, "axis", "int")
             return ShapeRule(kind, source=raw[kind], indices=raw["indices"], axis=raw["axis"])
+    if isinstance(raw, dict) and set(raw) == {"pad", "widths", "mode"}:
+        _need(raw["pad"], tensor_params, "pad", "tensor")
+        _need(raw["widths"], int_list_params or [], "widths", "list[int]")
+        _need(raw["mode"], str_params or [], "mode", "str")
+        return ShapeRule("pad", source=raw["pad"], dims=raw["widths"], mode=raw["mode"])
     for kind, key, what in (("permute", "axes", "list[int]"), ("reshape", "shape", "list[int]"),
-                            ("broadcast_to", "shape", "list[int]"),
+                            ("torch_pad", "pad", "list[int]"),
+                            ("broadcast_to", "shape", "list[int]"), ("tile", "reps", "list[int]"),
                             ("expand_dims", "axis", "int"), ("squeeze", "axis", "int")):
         if isinstance(raw, dict) and set(raw) == {kind, key}:
             _need(raw[kind], tensor_params, kind, "tensor")
@@ -582,6 +712,8 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
         "{squeeze: <tensor param>, axis: <int param>}, {topk: <tensor param>, axis: <int param>, k: <int param>}, "
         "{broadcast_to: <tensor param>, shape: <list[int] param>}, "
+        "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
+        "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

@@ -42,7 +42,7 @@ from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
-from opgen.spec.shapes import GATHER, MOVEMENT, pool2d_error, pool_error
+from opgen.spec.shapes import GATHER, GATHER_SIGNED, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
 from opgen.verify.text_strategies import every_code_point
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
@@ -394,7 +394,8 @@ class _Builder:
                 shape = tuple(int(s) for s in shapes[p.name])
                 if dom.index_of is not None:
                     n = axis_length(tuple(int(s) for s in shapes[dom.index_of]), int(scalars[dom.axis]))
-                    args[p.name] = signed_index_values(self.rng, shape, t.dtype, n)
+                    signed = GATHER_SIGNED.get(self.rule.kind, True) if self.rule is not None else True
+                    args[p.name] = (signed_index_values if signed else index_values)(self.rng, shape, t.dtype, n)
                 elif dom.index_into is not None:
                     table = shapes[dom.index_into]
                     args[p.name] = index_values(self.rng, shape, t.dtype, table[0] if table else 0)
@@ -478,6 +479,15 @@ class _Builder:
             else:
                 target = [2] + target
             scalars[rule.dims] = target
+        elif rule.kind == "tile" and rule.dims not in scalars:
+            # A row repeated down a batch (2, 1, ...), or a block doubled along its last dim.
+            scalars[rule.dims] = [2] + [1] * ndim if rng.random() < 0.5 else [1] * (ndim - 1) + [2]
+        elif rule.kind == "torch_pad" and rule.dims not in scalars:
+            # The last dim padded and the one before it cropped by one (when it has a row to spare).
+            scalars[rule.dims] = ([1, 2] + ([-1, 0] if ndim > 1 and shape[-2] > 0 else [])) if ndim else []
+        elif rule.kind == "pad" and rule.dims not in scalars:
+            # A pair per dim, a few rows or columns each (a conv's halo, a sequence padded to a length).
+            scalars[rule.dims] = [int(w) for w in rng.integers(0, 4, size=2 * ndim)] or [1]
         elif rule.kind == "permute" and rule.dims not in scalars:
             scalars[rule.dims] = [int(a) for a in rng.permutation(ndim)]
         elif rule.kind == "reshape" and rule.dims not in scalars:
@@ -731,7 +741,11 @@ class _Builder:
         x, ind, axis = rule.source, rule.indices, rule.axis
         long, rows, m = self.long_size(), TABLE_ROWS + int(self.rng.integers(1, 4096)), 1000 + int(self.rng.integers(1, 999))
         model = (int(self.rng.choice(AROUND_MODEL[3:12])), int(self.rng.choice([384, 768])))
-        if rule.kind == "take":
+        if rule.kind == "index_select":  # torch's index: a vector
+            cases = [("a long axis", (3, long), (m,), -1), ("a table of many rows", (rows, 3), (4129,), 0),
+                     ("many indices", (7, 5), (REDUCTION_LENGTH,), 0), ("a middle axis", (2, long, 3), (65,), 1),
+                     ("model-sized rows", model, (1024,), 0)]
+        elif rule.kind == "take":
             cases = [("a long axis", (3, long), (m,), -1), ("a table of many rows", (rows, 3), (4, 129), 0),
                      ("many indices", (7, 5), (REDUCTION_LENGTH,), 0), ("a middle axis", (2, long, 3), (2, 65), 1),
                      ("model-sized rows", model, (8, 128), 0)]

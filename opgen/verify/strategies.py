@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload, lattice_cores
-from opgen.spec.shapes import GATHER, MOVEMENT
+from opgen.spec.shapes import GATHER, GATHER_SIGNED, MOVEMENT, pad_pairs
 from opgen.verify import bpe_strategies, text_strategies
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -382,9 +382,10 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         if p.name in moved:
             args[p.name] = moved[p.name]
         elif t.kind == "tensor" and dom.index_of is not None:
+            signed = GATHER_SIGNED.get(overload.rule.kind, True) if overload.rule is not None else True
             args[p.name] = draw(_tensor_of_indices(shapes[p.name], t.dtype,
                                                    axis_length(shapes[dom.index_of], moved[dom.axis]),
-                                                   any(r.error == "IndexError" for r in overload.raises)),
+                                                   any(r.error == "IndexError" for r in overload.raises), signed),
                                 label=p.name)
         elif t.kind == "tensor" and dom.index_into is not None:
             table = shapes[dom.index_into]
@@ -439,31 +440,57 @@ def _index_axes(draw: st.DrawFn, overload: Overload, shapes: dict[str, tuple[int
 
 
 @st.composite
-def _tensor_of_indices(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, n: int, out_of_range: bool) -> np.ndarray:
+def _tensor_of_indices(draw: st.DrawFn, shape: tuple[int, ...], dt: DType, n: int, out_of_range: bool,
+                       signed: bool = True) -> np.ndarray:
     """NumPy-style indices along an axis of length ``n`` (index_of): uniform in [-n, n), both signs,
     with the ends -n, -1, 0 and n - 1 planted in most draws; where the overload declares
     IndexError, one draw in eight also plants 1-3 outside it (n, -n - 1, n + 1 and the dtype's
-    extremes: a kernel must check before it multiplies an index by a stride)."""
+    extremes: a kernel must check before it multiplies an index by a stride). ``signed`` False
+    (torch.index_select: GATHER_SIGNED): in [0, n), the ends 0 and n - 1, and -1 among the bad ones."""
     seed = draw(st.integers(0, 2**32 - 1), label="value seed")
     rng = np.random.default_rng(seed)
     size = int(np.prod(shape))
-    values = rng.integers(-n, n, size=shape, dtype=np.int64) if n > 0 else np.zeros(shape, dtype=np.int64)
+    lo = -n if signed else 0
+    values = rng.integers(lo, n, size=shape, dtype=np.int64) if n > 0 else np.zeros(shape, dtype=np.int64)
     flat = values.reshape(-1)
-    ends = sorted({-n, -1, 0, n - 1}) if n > 0 else []
+    ends = sorted({lo, -1 if signed else 0, 0, n - 1}) if n > 0 else []
     if size and ends and draw(st.integers(0, 3), label="plant the ends") != 0:
         plants = draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(ends)), min_size=1,
                                max_size=min(size, 4)), label="end indices")
         for index, value in plants:
             flat[index] = value
     info = np.iinfo(dt.np)
-    bad = sorted({v for v in (n, -n - 1, n + 1, int(info.min), int(info.max)) if info.min <= v <= info.max
-                  and not -n <= v < n})
+    bad = sorted({v for v in (n, lo - 1, -1, n + 1, int(info.min), int(info.max)) if info.min <= v <= info.max
+                  and not lo <= v < n})
     if out_of_range and size and bad and draw(st.integers(0, 7), label="plant out-of-range indices") == 5:
         plants = draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(bad)), min_size=1, max_size=3),
                       label="out-of-range indices")
         for index, value in plants:
             flat[index] = value
     return lay_out(values.astype(dt.np), draw(st.sampled_from(LAYOUTS), label="layout"))
+
+
+def _index_select_shapes(draw: st.DrawFn, overload: Overload, shape: tuple[int, ...], axis: int,
+                         max_side: int) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """torch.index_select's index: a vector (0 to max_side long) or now and then 0-d (one index); for a
+    0-d input one index. Where the overload declares IndexError, one draw in eight is one torch
+    rejects: a dim out of range, an index of 2 dims, or (0-d input) a count other than 1."""
+    rule = overload.rule
+    bad = "IndexError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="rejected") == 3
+    if not shape:
+        index_shape = draw(st.sampled_from([(), (1,)]), label="index shape")
+    else:
+        index_shape = draw(st.one_of(st.just(()), st.tuples(st.integers(0, max_side))), label="index shape")
+    if bad:
+        nd = max(len(shape), 1)
+        how = draw(st.sampled_from(["dim", "rank"] + ([] if shape else ["count"])), label="how")
+        if how == "dim":
+            axis = draw(st.sampled_from([nd, -nd - 1, nd + 2]), label=rule.axis)
+        elif how == "rank":
+            index_shape = (2, draw(st.integers(0, 3), label="index cols"))
+        else:
+            index_shape = (draw(st.sampled_from([0, 2, 3]), label="count"),)
+    return {rule.source: shape, rule.indices: tuple(index_shape)}, {rule.axis: axis}
 
 
 def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
@@ -487,7 +514,7 @@ def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[i
     tails = [(n,) for n in TAIL_LENGTHS if lo <= 1 <= hi] + [(3, n) for n in TAIL_LENGTHS if lo <= 2 <= hi]
     shape = tuple(draw(st.one_of(hnp.array_shapes(min_dims=lo, max_dims=hi, min_side=0, max_side=max_side),
                                  st.sampled_from(tails) if tails else st.nothing()), label="data shape"))
-    nd = max(len(shape), 1) if rule.kind == "take" else len(shape)
+    nd = max(len(shape), 1) if rule.kind in ("take", "index_select") else len(shape)
     if nd:
         axis = draw(st.integers(-nd, nd - 1), label=rule.axis)
     else:  # a 0-d take_along_axis: every axis is out of range
@@ -497,6 +524,8 @@ def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[i
     ax = axis % nd if nd and -nd <= axis < nd else None
     if ax is not None and shape and shape[ax] == 0 and draw(st.integers(0, 7), label="keep an empty axis") != 3:
         shape = shape[:ax] + (draw(st.integers(1, 4), label="axis length"),) + shape[ax + 1:]
+    if rule.kind == "index_select":
+        return _index_select_shapes(draw, overload, shape, axis, max_side)
     if rule.kind == "take":
         i_lo = dom_i.min_dims if dom_i.min_dims is not None else 0
         i_hi = dom_i.max_dims if dom_i.max_dims is not None else 3
@@ -562,6 +591,12 @@ def _movement_params(draw: st.DrawFn, overload: Overload, shapes: dict[str, tupl
             at = draw(st.integers(0, ndim - 1), label="at")
             shapes[rule.source] = shape = shape[:at] + (1,) + shape[at + 1:]
         return {rule.dims: draw(_broadcast_target(shape, bad), label="target shape")}
+    if rule.kind == "tile":
+        return {rule.dims: draw(_tile_reps(ndim, int(np.prod(shape)), bad), label="reps")}
+    if rule.kind == "pad":
+        return {rule.dims: draw(_pad_widths(shape, bad), label="pad widths")}
+    if rule.kind == "torch_pad":
+        return {rule.dims: draw(_torch_pad(shape, bad), label="pad")}
     if rule.kind == "expand_dims":
         if bad:
             return {rule.axis: draw(st.sampled_from([ndim + 1, -ndim - 2, ndim + 5]), label="axis")}
@@ -668,6 +703,66 @@ def _broadcast_target(draw: st.DrawFn, shape: tuple[int, ...], bad: bool) -> lis
             at = next(i for i, d in enumerate(shape) if d != 1)
             new = lead + dims[:at] + [shape[at] + 1] + dims[at + 1:]
     return [int(d) for d in new]
+
+
+@st.composite
+def _tile_reps(draw: st.DrawFn, ndim: int, size: int, bad: bool) -> list[int]:
+    """numpy.tile's reps: fewer entries than dims, as many, or more (new leading dims), each 1 to 3
+    and now and then 0, the result kept under 4096 elements. ``bad``: a negative entry."""
+    n = draw(st.integers(0, min(ndim + 2, 8)), label="len(reps)")
+    reps = [draw(st.sampled_from([1, 2, 3, 2, 0]), label="rep") for _ in range(n)]
+    while reps and size * int(np.prod(reps)) > 4096:  # (the largest drawn tensor is about that size)
+        reps[reps.index(max(reps))] = 1
+    if bad:
+        at = draw(st.integers(0, max(n - 1, 0)), label="negative at")
+        reps = reps[:at] + [draw(st.sampled_from([-1, -2]), label="negative")] + reps[at + 1:]
+    return reps
+
+
+@st.composite
+def _torch_pad(draw: st.DrawFn, shape: tuple[int, ...], bad: bool) -> list[int]:
+    """torch.nn.functional.pad's list: 0 to ndim (before, after) pairs from the last dim backwards,
+    each -n to 3 (a negative entry crops), kept where both sides leave a length >= 0. ``bad``: an odd
+    length, more pairs than dims, or a crop past the dim's length."""
+    ndim = len(shape)
+    pairs = draw(st.integers(0, ndim), label="pairs")
+    pad: list[int] = []
+    for k in range(pairs):
+        n = shape[ndim - 1 - k]
+        b = draw(st.integers(-n, 3), label="before")
+        a = draw(st.integers(-(n + min(b, 0)), 3), label="after")
+        pad += [b, a]
+    if bad:
+        how = draw(st.sampled_from(["odd", "long"] + (["crop"] if ndim else [])), label="how")
+        if how == "odd":
+            pad = pad + [1]
+        elif how == "long":
+            pad = pad + [0, 0] * (ndim - pairs + 1)
+        else:
+            pad = [-shape[-1] - 1, 0] + pad[2:]
+    return pad
+
+
+@st.composite
+def _pad_widths(draw: st.DrawFn, shape: tuple[int, ...], bad: bool) -> list[int]:
+    """numpy.pad's widths in the pad rule's three forms: one entry, one (before, after) pair for every
+    dim, or a pair per dim; each 0 to 3, now and then past the dim's length (reflect and wrap then
+    repeat the pattern). ``bad``: a negative entry, or a length that is none of the three."""
+    ndim = len(shape)
+    width = st.one_of(st.integers(0, 3), st.integers(0, 2 * max(shape, default=1) + 2))
+    form = draw(st.sampled_from([1, 2, 2 * ndim, 2 * ndim]), label="form") or 1  # (a 0-d array: 1 or 2)
+    widths = [draw(width, label="width") for _ in range(form)]
+    pairs = pad_pairs(widths, ndim) or []
+    if int(np.prod([n + b + a for n, (b, a) in zip(shape, pairs)])) > 1 << 16:  # (keep examples small)
+        widths = [min(w, 3) for w in widths]
+    if bad:
+        if widths and draw(st.booleans(), label="negative"):
+            widths[draw(st.integers(0, len(widths) - 1), label="at")] = draw(st.sampled_from([-1, -3]), label="w")
+        else:
+            widths = widths + [1] * (3 - len(widths)) if len(widths) < 3 else widths + [1]
+            if len(widths) == 2 * ndim:
+                widths.append(1)
+    return [int(w) for w in widths]
 
 
 @st.composite

@@ -369,6 +369,56 @@ inline std::vector<int64_t> shape_broadcast_to(const Array& a, const std::vector
   return shape;
 }
 
+// numpy.tile: a's shape and reps, the shorter padded with leading 1s, multiplied dim by dim ({0} for
+// a negative rep: the kernel's shim then raises NumPy's ValueError).
+inline std::vector<int64_t> shape_tile(const Array& a, const std::vector<int64_t>& reps) {
+  const int64_t nd = a.ndim(), nr = static_cast<int64_t>(reps.size()), d = nd > nr ? nd : nr;
+  int64_t size = 1;
+  for (int64_t n : a.shape()) size *= n;
+  std::vector<int64_t> s;
+  for (int64_t i = 0; i < d; ++i) {
+    const int64_t xi = i - (d - nd), ri = i - (d - nr), r = ri >= 0 ? reps[static_cast<size_t>(ri)] : 1;
+    const int64_t o = (xi >= 0 ? a.shape()[static_cast<size_t>(xi)] : 1) * r;
+    if ((r < 0 && size != 0) || o < 0) return {0};  // NumPy: a negative rep only passes on an empty dim of an empty array
+    s.push_back(o);
+  }
+  return s;
+}
+
+// torch.nn.functional.pad, mode 'constant' (the torch_pad rule): (before, after) pairs from the last
+// dim backwards, a negative entry cropping; {0} where torch refuses them (the kernel's shim then
+// raises its ValueError).
+inline std::vector<int64_t> shape_torch_pad(const Array& a, const std::vector<int64_t>& pad) {
+  const int64_t nd = a.ndim(), np = static_cast<int64_t>(pad.size());
+  if (np % 2 != 0 || np > 2 * nd) return {0};
+  std::vector<int64_t> s = a.shape();
+  for (int64_t k = 0; k < np / 2; ++k) {
+    const size_t d = static_cast<size_t>(nd - 1 - k);
+    const int64_t b = pad[static_cast<size_t>(2 * k)], e = pad[static_cast<size_t>(2 * k + 1)], n = s[d];
+    if (n + std::min<int64_t>(b, 0) + std::min<int64_t>(e, 0) < 0 || n + b + e < 0) return {0};
+    s[d] = n + b + e;
+  }
+  return s;
+}
+
+// numpy.pad (the pad rule, opgen.spec.shapes.movement_shape): each dim grown by its (before, after)
+// pair: 1 width for all, one pair for all, or a pair per dim; {0} for widths or a mode NumPy rejects
+// (the kernel's shim then raises its ValueError).
+inline std::vector<int64_t> shape_pad(const Array& a, const std::vector<int64_t>& widths, const std::string& mode) {
+  const int64_t nd = a.ndim(), nw = static_cast<int64_t>(widths.size());
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap") return {0};
+  if (nw == 0 || (nw != 1 && nw != 2 && nw != 2 * nd)) return {0};
+  for (int64_t w : widths) if (w < 0) return {0};
+  std::vector<int64_t> s;
+  for (int64_t i = 0; i < nd; ++i) {
+    const size_t b = nw == 2 * nd ? static_cast<size_t>(2 * i) : 0;
+    const int64_t before = widths[b], after = widths[nw == 1 ? 0 : b + 1], n = a.shape()[static_cast<size_t>(i)];
+    if (mode != "constant" && n == 0 && (before != 0 || after != 0)) return {0};
+    s.push_back(n + before + after);
+  }
+  return s;
+}
+
 // torch's N-d pooling (pool and pool2d rules; opgen.spec.shapes.pool_error / pool_shape): a's
 // shape with the last N dims pooled by pooling_output_shape (floor or ceil, dilation, the ceil
 // overhang rule); for arguments torch rejects, 0 in the pooled dims (the kernel's shim then raises
@@ -418,6 +468,23 @@ inline std::vector<int64_t> shape_squeeze(const Array& a, int64_t axis) {
 // {0} where it does not (the kernel's shim then raises NumPy's ValueError or IndexError; the index
 // values are the shim's to check). numpy.take: a.shape[:axis] + indices.shape + a.shape[axis+1:], a
 // 0-d a taken as shape (1,).
+// torch.index_select (opgen.spec.shapes.gather_shape): a's shape with dim's length replaced by the
+// number of indices (a vector or 0-d), a 0-d a giving a 0-d result for one index; {0} where torch
+// refuses the shapes or the dim (the kernel's shim then raises its IndexError; the values are the
+// shim's to check).
+inline std::vector<int64_t> shape_index_select(const Array& a, const Array& index, int64_t dim) {
+  const int64_t nd0 = a.ndim(), nd = nd0 > 0 ? nd0 : 1;
+  if (dim < -nd || dim >= nd || index.ndim() > 1) return {0};
+  int64_t count = 1;
+  for (int64_t d : index.shape()) count *= d;
+  if (nd0 == 0) return count == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{0};
+  std::vector<int64_t> s = a.shape();
+  const size_t k = static_cast<size_t>(dim < 0 ? dim + nd : dim);
+  if (s[k] == 0 && count != 0) return {0};
+  s[k] = count;
+  return s;
+}
+
 inline std::vector<int64_t> shape_take(const Array& a, const Array& indices, int64_t axis) {
   std::vector<int64_t> x = a.shape();
   if (x.empty()) x.push_back(1);
