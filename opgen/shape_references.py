@@ -1,5 +1,5 @@
 """References of the data-movement ops (numpy.transpose, numpy.reshape, numpy.expand_dims,
-numpy.squeeze, numpy.broadcast_to): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
+numpy.squeeze, numpy.broadcast_to, numpy.concatenate, numpy.stack): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
 raised as the ValueError the specs declare; the C++ and Rust shims check the same conditions
 (``opgen.spec.shapes.movement_shape``) and raise ValueError too. The results are contiguous
 copies, as the kernels write them."""
@@ -39,3 +39,13 @@ def squeeze(a: np.ndarray, axis: int) -> np.ndarray:
 def broadcast_to(a: np.ndarray, shape: list[int]) -> np.ndarray:
     """numpy.broadcast_to(a, shape), written out (NumPy's own result is a read-only view)."""
     return _plain(np.broadcast_to, a, tuple(int(d) for d in shape))
+
+
+def concatenate(arrays: list[np.ndarray], axis: int) -> np.ndarray:
+    """numpy.concatenate(arrays, axis) with an int axis (the elements share one dtype)."""
+    return _plain(np.concatenate, list(arrays), int(axis))
+
+
+def stack(arrays: list[np.ndarray], axis: int) -> np.ndarray:
+    """numpy.stack(arrays, axis)."""
+    return _plain(np.stack, list(arrays), int(axis))
