@@ -171,6 +171,11 @@ def make_args(spec: Spec, overload: Overload, case: BenchCase) -> dict[str, Any]
                 raise OpgenError(f"{spec.op} {overload.name}: bench case {case.name!r} gives {p.name} as {value!r}",
                                  hint=f"{p.name} is a tensor: give {{shape: [...]}}")
             args[p.name] = _tensor(rng, p.type, value)
+        elif p.type.is_tensor_list:
+            if not (isinstance(value, list) and all(isinstance(e, BenchTensor) for e in value)):
+                raise OpgenError(f"{spec.op} {overload.name}: bench case {case.name!r} gives {p.name} as {value!r}",
+                                 hint=f"{p.name} is a list of tensors: give [{{shape: [...]}}, ...]")
+            args[p.name] = [_tensor(rng, p.type.elem, e) for e in value]
         else:
             args[p.name] = value
     return args
@@ -203,7 +208,12 @@ def _reference_caller(dotted: str, values: list[Any]) -> Callable[[], Any]:
         import torch
 
         # Converted once, outside the timed calls: torch works on its own tensors in real use.
-        targs = [torch.from_numpy(np.ascontiguousarray(v)) if isinstance(v, np.ndarray) else v for v in values]
+        def to_torch(v: Any) -> Any:
+            if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):  # a list of tensors
+                return [to_torch(e) for e in v]
+            return torch.from_numpy(np.ascontiguousarray(v)) if isinstance(v, np.ndarray) else v
+
+        targs = [to_torch(v) for v in values]
         return lambda: _to_numpy(fn(*targs))
     return lambda: fn(*values)
 

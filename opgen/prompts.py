@@ -51,6 +51,7 @@ def facts(spec: Spec, overload: Overload, target: str) -> dict[str, Any]:
         if sig.returns.is_tuple else [],
         "params": [{"name": p.name, "type": str(p.type), "domain": _domain_text(overload.domain.get(p.name))}
                    for p in sig.params],
+        "tensor_lists": [p.name for p in sig.tensor_list_params],  # list-of-tensors parameters (np.concatenate's)
         "raises": overload.raises,
         "reference": spec.reference_for(overload),
         "tolerances": tolerances,
@@ -107,6 +108,8 @@ def _domain_text(dom: Domain | None) -> str:
     if dom.index_of:
         parts.append(f"indices along axis {dom.axis} of {dom.index_of}, in [-n, n) with n its length there "
                      "(out-of-range ones where an error is declared)")
+    if dom.min_len is not None:
+        parts.append(f"length at least {dom.min_len}")
     if dom.max_len is not None:
         parts.append(f"length up to {dom.max_len}")
     if dom.strings != "unicode":

@@ -58,7 +58,14 @@ def call_reference(dotted: str, args: list[Any]) -> Any:
         # torch (seconds to import) only in the references that use it: numpy ones must not wait for it
         import torch
 
-        targs = [torch.from_numpy(np.array(a, copy=True)) if isinstance(a, np.ndarray) else a for a in args]
+        def to_torch(a: Any) -> Any:
+            if isinstance(a, np.ndarray):
+                return torch.from_numpy(np.array(a, copy=True))
+            if isinstance(a, list) and a and all(isinstance(x, np.ndarray) for x in a):  # a list of tensors
+                return [to_torch(x) for x in a]
+            return a
+
+        targs = [to_torch(a) for a in args]
         result = fn(*targs)
         if isinstance(result, tuple):  # several results (torch's named tuples: topk's values, indices)
             return tuple(r.numpy() if isinstance(r, torch.Tensor) else r for r in result)

@@ -1,5 +1,5 @@
 """References of the data-movement ops (numpy.transpose, numpy.reshape, numpy.expand_dims,
-numpy.squeeze, numpy.broadcast_to, numpy.tile, numpy.pad): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
+numpy.squeeze, numpy.broadcast_to, numpy.tile, numpy.pad, numpy.concatenate, numpy.stack): NumPy itself, with its AxisError (a subclass of ValueError and IndexError)
 raised as the ValueError the specs declare; the C++ and Rust shims check the same conditions
 (``opgen.spec.shapes.movement_shape``) and raise ValueError too. The results are contiguous
 copies, as the kernels write them."""
@@ -81,3 +81,13 @@ def torch_pad(input: np.ndarray, pad: list[int], mode: str, value: float) -> np.
     except RuntimeError as exc:
         raise ValueError(str(exc)) from None
     return np.array(out.numpy(), order="C", copy=True)
+
+
+def concatenate(arrays: list[np.ndarray], axis: int) -> np.ndarray:
+    """numpy.concatenate(arrays, axis) with an int axis (the elements share one dtype)."""
+    return _plain(np.concatenate, list(arrays), int(axis))
+
+
+def stack(arrays: list[np.ndarray], axis: int) -> np.ndarray:
+    """numpy.stack(arrays, axis)."""
+    return _plain(np.stack, list(arrays), int(axis))

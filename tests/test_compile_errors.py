@@ -98,6 +98,13 @@ UNSUPPORTED = [
     ("non-literal constant", "def f(x: float) -> float:\n    return x * SCALE\n", 1,
      "SCALE (module level, line 5) is not a literal constant", "pass it as a parameter"),
     ("unannotated", "def f(x) -> int:\n    return 1\n", 0, "parameter 'x' has no type annotation", "annotate with int"),
+    ("list of arrays by name", "def f(a: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    xs = [a, a]\n"
+     "    return np.concatenate(xs)\n", 1,
+     "a list of arrays is supported by opgen compile only as a literal argument of a library call",
+     "inside the call"),
+    ("list of arrays of two dtypes", "def f(a: npt.NDArray[np.float32], b: npt.NDArray[np.int64]) -> "
+     "npt.NDArray[np.float32]:\n    return np.concatenate([a, b])\n", 1,
+     "the elements of a list of arrays must be arrays of one dtype", "one dtype"),
     ("dtype-less array", "def f(x: np.ndarray) -> int:\n    return 1\n", 0, "np.ndarray does not say its dtype",
      "npt.NDArray[np.float32]"),
     ("undefined", "def f(x: int) -> int:\n    return y\n", 1, "name 'y' is not defined", "parameter"),

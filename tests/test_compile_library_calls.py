@@ -52,6 +52,11 @@ CASES: dict[str, list[tuple]] = {
     "reshape_tuple": [(f32(3, 4),)],
     "layer_norm_torch_signature": [(t32(3, 8), t32(8), t32(8))],
     "layer_norm_list_shape": [(t32(2, 3, 6), t32(6), t32(6), 6)],
+    # lists (tuples) of arrays: NumPy's errors are ValueError in both (torch's RuntimeError is not compared)
+    "concatenate_last_axis": [(f32(2, 3), f32(2, 5)), (f32(3), f32(4)), (f32(2, 3), f32(3, 3))],
+    "cat_kv_cache": [(t32(1, 12, 16, 8), t32(1, 12, 1, 8))],
+    "stack_default_axis": [(f32(2, 3), f32(2, 3), f32(2, 3)), (f32(2), f32(2), f32(3))],
+    "torch_stack_dim": [(t32(4, 5), t32(4, 5))],
 }
 
 

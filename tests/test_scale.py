@@ -14,7 +14,7 @@ import pytest
 from opgen.spec.dtypes import floating
 from opgen.spec.model import Domain, load_all, load_spec
 from opgen.verify.scale import (CPU_BUDGET, EMULATED_BUDGET, REDUCTION_LENGTH, STRING_BYTES, TABLE_ROWS, Budget,
-                                scale_cases)
+                                arrays_nbytes, scale_cases)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = load_all(ROOT / "specs")
@@ -30,7 +30,7 @@ def _has_size_inputs(overload) -> bool:
     sig = overload.sig
     texts = [p for p in sig.params if p.type.name == "str" or (p.type.kind == "list" and p.type.elem.name == "str")]
     grows = [p for p in texts if overload.domain.get(p.name, Domain()).choices is None]
-    return bool(sig.tensor_params) or bool(grows)
+    return bool(sig.tensor_params) or bool(sig.tensor_list_params) or bool(grows)
 
 
 @pytest.mark.parametrize("op,overload", OVERLOADS)
@@ -47,10 +47,10 @@ def test_cases_fit_the_domain_the_rule_and_the_budget(op: str, overload: str) ->
     for case in cases:
         if o.rule is not None:
             o.rule.output_shape(case.args, tensors)  # a valid call: raises on inconsistent shapes
-            nbytes = sum(v.nbytes for v in case.args.values() if isinstance(v, np.ndarray))
-            assert nbytes <= CPU_BUDGET.max_bytes, case.name
-        for p in o.sig.params:
-            dom, v = o.domain.get(p.name, Domain()), case.args[p.name]
+            assert arrays_nbytes(case.args) <= CPU_BUDGET.max_bytes, case.name
+        for p, v in [(p, e) for p in o.sig.params  # a list of tensors: each element
+                     for e in (case.args[p.name] if p.type.is_tensor_list else [case.args[p.name]])]:
+            dom = o.domain.get(p.name, Domain())
             if isinstance(v, np.ndarray) and floating(v.dtype):
                 finite = v[np.isfinite(v)]
                 # the bounds as the tensor's dtype rounds them (float32, float16, bfloat16)

@@ -142,7 +142,7 @@ def test_unknown_dtype_as_overload_tolerance_key(tmp_path):
 
 GRAMMAR = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
-    f"list[<scalar>] or tensor[<dtype>] with dtype one of {DTYPE_LIST}"
+    f"list[<scalar>], tensor[<dtype>] or (a parameter) list[tensor[<dtype>]] with dtype one of {DTYPE_LIST}"
     "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'; "
     "several tensor results are a tuple of named tensors, as in "
     "'-> tuple[values: tensor[float32], indices: tensor[int64]]'"
@@ -203,9 +203,11 @@ def test_parameter_clashing_with_a_length_argument(tmp_path):
     )
 
 
-def test_list_of_tensors_is_rejected(tmp_path):
+def test_list_of_tensors_needs_a_join_rule(tmp_path):
+    """The verifier draws a list's elements from the rule that relates their shapes (tests/test_list_of_tensors.py)."""
     path = write(tmp_path, with_signature("(a: list[tensor[float32]]) -> int"))
-    assert "list elements must be scalars (int, float, bool, str), got 'tensor[float32]'" in error_of(path).message
+    assert ("a list of tensors (a) is taken only by an overload that returns a tensor under a concatenate or stack "
+            "shape rule") in error_of(path).message
 
 
 # ---------------------------------------------------------------- shape rules
@@ -238,6 +240,7 @@ def test_unknown_shape_form(tmp_path):
         "{broadcast_to: <tensor param>, shape: <list[int] param>}, "
         "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
+        "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "

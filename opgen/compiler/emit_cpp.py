@@ -631,6 +631,10 @@ def _adapter(k: Kernel) -> list[str]:
         if t.kind == "tensor":
             body.append(f"const opgen_tensor opgen_{p.name} = {p.name}.view();")
             call.append(f"&opgen_{p.name}")
+        elif t.is_tensor_list:  # the shim takes an array of views
+            body.append(f"std::vector<opgen_tensor> opgen_{p.name};")
+            body.append(f"for (const auto& opgen_x : {p.name}) opgen_{p.name}.push_back(opgen_x.view());")
+            call += [f"opgen_{p.name}.data()", f"static_cast<int64_t>(opgen_{p.name}.size())"]
         elif t.kind == "list" and t.elem.name == "str":
             body.append(f"const auto opgen_{p.name} = opgen::compiled::string_views({p.name});")
             call += [f"opgen_{p.name}.data()", f"static_cast<int64_t>({p.name}.size())"]
@@ -731,6 +735,8 @@ def _shape_rule(o: Overload) -> str:
         return f"opgen::compiled::shape_pool({rule.source}, {lists}, {ceil}, {check})"
     if rule.kind in ("take", "take_along_axis", "index_select"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.indices}, {rule.axis})"
+    if rule.kind in ("concatenate", "stack"):
+        return f"opgen::compiled::shape_join({rule.source}, {rule.axis}, {'true' if rule.kind == 'stack' else 'false'})"
     if rule.kind == "elementwise":
         return f"opgen::compiled::shape_elementwise({{{', '.join('&' + n for n in tensors)}}})"
     if rule.kind != "gufunc":

@@ -798,6 +798,8 @@ class Propagator:
             if _is_none(a):
                 raise self.error(e, f"{e.source}: None as an argument is supported only where the library's "
                                     "default is None (it is then the omitted argument)", "leave the argument out")
+            if isinstance(a, ir.ListLit):  # np.concatenate([a, b]): a list of arrays may be passed here
+                a.library_argument = True
         args = [self.expr(a, assigned) for a in e.args]
         if e.op in EXACT_COMPARISONS and FLOAT in args:
             # `x > 0` on a float: the int constant becomes the float it equals exactly, as Python compares.
@@ -1222,13 +1224,30 @@ class Propagator:
         if not e.items:
             raise self.error(e, "the element type of an empty list here is unknown", "assign it to an annotated "
                                                                                     "name: xs: list[int] = []")
-        e.items = self.common_elements(e, e.items, assigned, "list elements", "element")
+        types = [self.expr(x, assigned) for x in e.items]
+        if any(t.kind == "tensor" for t in types):
+            return self.tensor_list(e, types)
+        e.items = self.common_elements(e, e.items, assigned, "list elements", "element", types)
         return list_of(e.items[0].type)
 
+    def tensor_list(self, e: ir.ListLit, types: list[Type]) -> Type:
+        """A list (or tuple) literal of arrays: only as a library call's argument (np.concatenate([a, b]),
+        torch.cat((k_cache, k), dim=2)), every element an array of one dtype."""
+        if not getattr(e, "library_argument", False):
+            raise self.error(e, "a list of arrays is supported by opgen compile only as a literal argument of a "
+                                "library call, as in np.concatenate([a, b], axis=1) or torch.stack((x, y))",
+                             "write the list (or tuple) of arrays inside the call")
+        if any(t.kind != "tensor" for t in types) or len(set(types)) != 1:
+            raise self.error(e, f"the elements of a list of arrays must be arrays of one dtype (got "
+                                f"{', '.join(sorted(set(map(str, types))))})", "convert them to one dtype first")
+        return list_of(types[0])
+
     def common_elements(self, e: ir.Expr, items: list[ir.Expr], assigned: set[str], what: str,
-                        one: str) -> list[ir.Expr]:
-        """A literal's elements (or values), each widened to the scalar type they all widen to."""
-        types = [self.expr(x, assigned) for x in items]
+                        one: str, types: list[Type] | None = None) -> list[ir.Expr]:
+        """A literal's elements (or values), each widened to the scalar type they all widen to (``types``:
+        the elements' types where the caller has propagated them already)."""
+        if types is None:
+            types = [self.expr(x, assigned) for x in items]
         common = types[0]
         for t in types[1:]:
             common = common_numeric(common, t)

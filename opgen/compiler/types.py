@@ -106,6 +106,8 @@ def cpp_type(t: Type) -> str:
         return f"std::tuple<{', '.join(cpp_type(x) for x in t.items)}>"
     if t.kind == "tensor":
         return "opgen::compiled::Array"
+    if t.kind == "list" and t.elem.kind == "tensor":  # a literal argument of a library call only
+        return "std::vector<opgen::compiled::Array>"
     if t.kind == "list":
         return f"std::vector<{_CPP_ELEM[t.elem.name]}>"
     return _CPP_SCALAR[t.name]

@@ -140,6 +140,8 @@ def _fits(value: Any, t: Any) -> bool:
         return isinstance(value, bool)
     if t.name == "str":
         return isinstance(value, str)
+    if t.is_tensor_list:  # every element a tensor of the list's dtype
+        return isinstance(value, list) and all(_fits(v, t.elem) for v in value)
     if t.kind == "list":  # list[<scalar>]: every element fits the element type
         return isinstance(value, (list, tuple)) and all(_fits(v, t.elem) for v in value)
     return False
@@ -155,6 +157,12 @@ def choose(spec: Spec, args: dict[str, Any]) -> Overload:
     if not same_names:
         raise MappingError(f"{spec.op} has no overload taking exactly ({', '.join(args)}); its overloads take "
                            + "; ".join(f"{o.name} ({', '.join(p.name for p in o.sig.params)})" for o in spec.overloads))
+    if lists := [name for name, v in args.items() if isinstance(v, list) and v and isinstance(v[0], np.ndarray)]:
+        allowed = sorted({p.type.elem.dtype.name for o in same_names for p in o.sig.params
+                          if p.name in lists and p.type.is_tensor_list})
+        got = args[lists[0]][0].dtype
+        if got.name not in allowed:
+            _raise_dtype(spec, lists[0], got, allowed)
     tensors = [name for name, v in args.items() if isinstance(v, np.ndarray)]
     taking = [o for o in same_names if any(p.type.kind == "tensor" for p in o.sig.params)]
     if tensors and not taking:
@@ -478,6 +486,18 @@ def _expand(node: Node, spec: Spec) -> Plan:
                             "(an invalid case)") from None
     args = {"array": x, "shape": target}
     return Plan(choose(spec, args), args, notes=[f"broadcast_to shape {target}"] if target != shape else [])
+
+
+def _concat(node: Node, spec: Spec) -> Plan:
+    """Every input, in order, joined along the attribute axis (required; negative from opset 11)."""
+    xs = [x for x in node.inputs if x is not None]
+    axis = node.attr("axis")
+    if axis is None:
+        raise Inexpressible("no axis", "Concat requires axis (an invalid case)")
+    if len({x.dtype for x in xs}) > 1:
+        raise Inexpressible("mixed dtypes", "Concat's inputs share one type (an invalid case)")
+    args = {"arrays": xs, "axis": int(axis)}
+    return Plan(choose(spec, args), args)
 
 
 def _squeeze(node: Node, squeeze: Spec, reshape: Spec) -> Plan:
@@ -1192,6 +1212,7 @@ MAPPINGS: tuple[Mapping, ...] = (
             others=("numpy.reshape",)),
     Mapping("Expand", "numpy.broadcast_to", _expand,
             "shape as the input's shape and shape broadcast together (ONNX's two-way rule), then one way"),
+    Mapping("Concat", "numpy.concatenate", _concat, "every input as the list, axis as the attribute"),
     Mapping("Squeeze", "numpy.squeeze", _squeeze, "one axis; several (or every dim of 1) as numpy.reshape",
             others=("numpy.reshape",)),
     Mapping("Flatten", "numpy.reshape", _flatten, "reshape to (prod(shape[:axis]), prod(shape[axis:])), axis in [-r, r]"),

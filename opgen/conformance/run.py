@@ -404,16 +404,24 @@ def _lines(fd: int, patience: float):
                 yield json.loads(line)
 
 
+def _placed_arg(key: str, value: np.ndarray, rng: np.random.Generator, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """A tensor argument placed in its own buffer (stored under ``key``), as the worker reads it."""
+    placed = place(value, rng, 0)
+    arrays[key] = placed.buffer
+    return {"buffer": key, "offset": placed.offset, "shape": list(placed.shape),
+            "strides": list(placed.strides), "dtype": dtype_token(placed.dtype)}
+
+
 def _job_call(i: int, key: str, call: _Call, work: Path, rng: np.random.Generator) -> dict[str, Any]:
     overload = call.plan.overload
     args, arrays = [], {}
     for p in overload.sig.params:
         value = call.plan.args[p.name]
         if p.type.kind == "tensor":
-            placed = place(value, rng, 0)
-            arrays[p.name] = placed.buffer
-            args.append({"name": p.name, "buffer": p.name, "offset": placed.offset, "shape": list(placed.shape),
-                         "strides": list(placed.strides), "dtype": dtype_token(placed.dtype)})
+            args.append({"name": p.name, **_placed_arg(p.name, value, rng, arrays)})
+        elif p.type.is_tensor_list:  # each element in its own buffer, as the gate places them
+            args.append({"name": p.name, "list": [_placed_arg(f"{p.name}[{k}]", v, rng, arrays)
+                                                  for k, v in enumerate(value)]})
         else:
             args.append({"name": p.name, "value": value.item() if isinstance(value, np.generic) else value})
     np.savez(work / f"in-{i}.npz", **arrays)

@@ -99,8 +99,11 @@ def _placed(spec: dict[str, Any], buffers: Any) -> Placed:
 def _call(kernels: _Kernels, call: dict[str, Any], work: Path, timeout: float) -> dict[str, Any]:
     key = call["kernel"]
     with np.load(work / call["inputs"]) as buffers:
-        values = [_placed(a, buffers) if "buffer" in a else a["value"] for a in call["args"]]
+        values = [_placed(a, buffers) if "buffer" in a else [_placed(e, buffers) for e in a["list"]]
+                  if "list" in a else a["value"] for a in call["args"]]
     placed = [(a["name"], v) for a, v in zip(call["args"], values) if isinstance(v, Placed)]
+    placed += [(f"{a['name']}[{k}]", e) for a, v in zip(call["args"], values) if "list" in a
+               for k, e in enumerate(v)]  # a list of tensors: every element checked as an input
     wanted = call.get("out")
     # one out array, or (a tuple result) a list of them, each prefilled with the dtype's sentinel
     outs = [poison(tuple(o["shape"]), np.dtype(o["dtype"])) for o in (wanted if isinstance(wanted, list) else [wanted])] \

@@ -172,6 +172,61 @@ inline int64_t normalize_axis(int64_t axis, int ndim) {
   return axis < 0 ? axis + ndim : axis;
 }
 
+// The views of a list-of-tensors argument (an array of opgen_tensor and its length), each checked
+// like a single tensor argument.
+inline std::vector<Tensor> tensor_list(const opgen_tensor* xs, int64_t len, uint8_t code, uint8_t bits,
+                                       const char* name) {
+  if (len < 0) throw Error(ErrorKind::Value, std::string("list argument '") + name + "' has a negative length");
+  if (len > 0 && xs == nullptr) throw Error(ErrorKind::Value, std::string("list argument '") + name + "' is null");
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) {
+    check_dtype(&xs[i], code, bits, name);
+    out.emplace_back(xs[i]);
+  }
+  return out;
+}
+
+// numpy.concatenate's (stack == false) or numpy.stack's result shape, with NumPy's ValueErrors in
+// NumPy's order and words (opgen.spec.shapes.join_shape is the same rule in Python).
+inline std::vector<int64_t> join_shape(const std::vector<Tensor>& xs, int64_t axis, bool stack) {
+  auto value = [](const std::string& m) { return Error(ErrorKind::Value, m); };
+  if (xs.empty()) throw value(stack ? "need at least one array to stack" : "need at least one array to concatenate");
+  std::vector<int64_t> first = shape_of(xs[0]);
+  const int64_t nd = static_cast<int64_t>(first.size());
+  if (stack) {
+    for (const Tensor& x : xs)
+      if (shape_of(x) != first) throw value("all input arrays must have the same shape");
+    if (axis < -(nd + 1) || axis > nd)
+      throw value("axis " + std::to_string(axis) + " is out of bounds for array of dimension " + std::to_string(nd + 1));
+    if (nd + 1 > OPGEN_MAX_DIMS) throw value("the result has more dims than an opgen tensor holds (8)");
+    const int64_t ax = axis < 0 ? axis + nd + 1 : axis;
+    first.insert(first.begin() + ax, static_cast<int64_t>(xs.size()));
+    return first;
+  }
+  if (nd == 0) throw value("zero-dimensional arrays cannot be concatenated");
+  if (axis < -nd || axis >= nd)
+    throw value("axis " + std::to_string(axis) + " is out of bounds for array of dimension " + std::to_string(nd));
+  const int64_t ax = axis < 0 ? axis + nd : axis;
+  int64_t total = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    if (x.ndim() != nd)
+      throw value("all the input arrays must have same number of dimensions, but the array at index 0 has " +
+                  std::to_string(nd) + " dimension(s) and the array at index " + std::to_string(i) + " has " +
+                  std::to_string(x.ndim()) + " dimension(s)");
+    for (int64_t d = 0; d < nd; ++d)
+      if (d != ax && x.size(static_cast<int>(d)) != first[static_cast<size_t>(d)])
+        throw value("all the input array dimensions except for the concatenation axis must match exactly, but along "
+                    "dimension " + std::to_string(d) + ", the array at index 0 has size " +
+                    std::to_string(first[static_cast<size_t>(d)]) + " and the array at index " + std::to_string(i) +
+                    " has size " + std::to_string(x.size(static_cast<int>(d))));
+    total += x.size(static_cast<int>(ax));
+  }
+  first[static_cast<size_t>(ax)] = total;
+  return first;
+}
+
 inline int32_t fail(opgen_error* err, int32_t kind, const char* msg) {
   if (err) {
     err->kind = kind;

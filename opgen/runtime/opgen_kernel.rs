@@ -935,6 +935,68 @@ pub mod shim {
         Ok(out)
     }
 
+    /// The views of a list-of-tensors argument (an array of opgen_tensor and its length), each
+    /// checked as a single tensor argument is. Safety: `xs` holds `len` valid opgen_tensors.
+    pub unsafe fn tensor_list<'a, T: Element>(xs: *const RawTensor, len: i64, name: &str) -> Result<Vec<TensorRef<'a, T>>> {
+        if len < 0 {
+            return Err(Error::value(format!("list argument '{}' has a negative length", name)));
+        }
+        if len > 0 && xs.is_null() {
+            return Err(Error::value(format!("list argument '{}' is null", name)));
+        }
+        (0..len as usize).map(|i| tensor_ref::<T>(xs.add(i), name)).collect()
+    }
+
+    /// numpy.concatenate's (`stack` false) or numpy.stack's result shape, with NumPy's ValueErrors
+    /// in NumPy's order and words (opgen.spec.shapes.join_shape is the same rule in Python).
+    pub fn join_shape<T: Element>(xs: &[TensorRef<'_, T>], axis: i64, stack: bool) -> Result<Vec<usize>> {
+        if xs.is_empty() {
+            return Err(Error::value(if stack { "need at least one array to stack" } else { "need at least one array to concatenate" }));
+        }
+        let mut first = xs[0].shape().to_vec();
+        let nd = first.len() as i64;
+        if stack {
+            if xs.iter().any(|x| x.shape() != first.as_slice()) {
+                return Err(Error::value("all input arrays must have the same shape"));
+            }
+            if axis < -(nd + 1) || axis > nd {
+                return Err(Error::value(format!("axis {} is out of bounds for array of dimension {}", axis, nd + 1)));
+            }
+            if nd + 1 > 8 {
+                return Err(Error::value("the result has more dims than an opgen tensor holds (8)"));
+            }
+            let ax = if axis < 0 { axis + nd + 1 } else { axis } as usize;
+            first.insert(ax, xs.len());
+            return Ok(first);
+        }
+        if nd == 0 {
+            return Err(Error::value("zero-dimensional arrays cannot be concatenated"));
+        }
+        if axis < -nd || axis >= nd {
+            return Err(Error::value(format!("axis {} is out of bounds for array of dimension {}", axis, nd)));
+        }
+        let ax = if axis < 0 { axis + nd } else { axis } as usize;
+        let mut total = 0usize;
+        for (i, x) in xs.iter().enumerate() {
+            let s = x.shape();
+            if s.len() as i64 != nd {
+                return Err(Error::value(format!(
+                    "all the input arrays must have same number of dimensions, but the array at index 0 has {} dimension(s) and the array at index {} has {} dimension(s)",
+                    nd, i, s.len())));
+            }
+            for d in 0..s.len() {
+                if d != ax && s[d] != first[d] {
+                    return Err(Error::value(format!(
+                        "all the input array dimensions except for the concatenation axis must match exactly, but along dimension {}, the array at index 0 has size {} and the array at index {} has size {}",
+                        d, first[d], i, s[d])));
+                }
+            }
+            total += s[ax];
+        }
+        first[ax] = total;
+        Ok(first)
+    }
+
     pub fn normalize_axis(axis: i64, ndim: usize) -> Result<i64> {
         let nd = ndim as i64;
         if axis < -nd || axis >= nd {

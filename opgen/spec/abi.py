@@ -37,6 +37,8 @@ def c_symbol(op: str, overload: str) -> str:
 def cpp_type(t: NativeType, *, param: bool) -> str:
     if t.kind == "tensor":
         return "const opgen::Tensor&" if param else "opgen::Tensor&"
+    if t.is_tensor_list:  # the shim builds the views from the C array (a parameter only)
+        return "const std::vector<opgen::Tensor>&"
     if t.kind == "list":
         inner = f"std::vector<{CPP_SCALARS[t.elem.name]}>"
         return f"const {inner}&" if param else inner
@@ -71,6 +73,8 @@ def rust_type(t: NativeType, *, param: bool) -> str:
     """The idiomatic Rust type: views for tensors, borrowed slices and str for inputs, owned results."""
     if t.kind == "tensor":
         return f"&TensorRef<{t.dtype.rust}>"
+    if t.is_tensor_list:
+        return f"&[TensorRef<{t.elem.dtype.rust}>]"
     if t.kind == "list":
         if param:
             return "&[&str]" if t.elem.name == "str" else f"&[{RUST_SCALARS[t.elem.name]}]"
@@ -100,6 +104,8 @@ def c_params(sig: Signature) -> list[tuple[str, str]]:
         t = p.type
         if t.kind == "tensor":
             out.append(("const opgen_tensor*", p.name))
+        elif t.is_tensor_list:  # an array of views, one per element
+            out += [("const opgen_tensor*", p.name), ("int64_t", f"{p.name}_len")]
         elif t.kind == "list":
             elem = "opgen_string" if t.elem.name == "str" else C_SCALARS[t.elem.name]
             out += [(f"const {elem}*", p.name), ("int64_t", f"{p.name}_len")]

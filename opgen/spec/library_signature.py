@@ -168,7 +168,8 @@ def _aten(name: str) -> tuple[LibrarySignature, ...]:
             continue
         if any(str(a.type).startswith("Tensor(") for a in schema.arguments):  # in-place forms (Tensor(a!) self)
             continue
-        if not any(str(a.type) == "Tensor" for a in schema.arguments):  # TorchScript's int/float/list forms
+        # TorchScript's int/float/list forms take no tensor (a list of tensors, torch.cat's, is one)
+        if not any(str(a.type) in ("Tensor", "List[Tensor]") for a in schema.arguments):
             continue
         if name.startswith("Tensor.") and not any(a.name == "self" for a in schema.arguments):
             continue  # a form only the function has (torch.where(condition))

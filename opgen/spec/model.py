@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import GATHER, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -91,6 +91,10 @@ class Domain(Strict):
     special: list[Special] = []
     axis_of: str | None = None  # an int parameter that is an axis of this tensor parameter
     max_len: int | None = Field(default=None, ge=0)  # strings and lists
+    # Lists of tensors: the fewest elements drawn (0 by default: NumPy refuses an empty list with
+    # ValueError, which the overload then declares); max_len the most (4 by default). The other
+    # tensor fields (min, max, special, max_side, min_dims, max_dims) apply to every element.
+    min_len: int | None = Field(default=None, ge=0)
     max_side: int | None = Field(default=None, ge=1)  # tensors: largest size of one dim
     max_dims: int | None = Field(default=None, ge=0)
     min_dims: int | None = Field(default=None, ge=0)
@@ -155,14 +159,28 @@ class BenchTensor(Strict):
     max: float = 1.0
 
 
+def _tensor_lists(args: dict[str, Any]) -> dict[str, Any]:
+    """A list of mappings in a case's args is a list of tensors' elements ({shape: [...]} each):
+    pydantic's smart union keeps such a list as list[Any], so it is validated here."""
+    return {k: [BenchTensor.model_validate(e) for e in v]
+            if isinstance(v, list) and v and all(isinstance(e, dict) for e in v) else v
+            for k, v in args.items()}
+
+
 class BenchCase(Strict):
     """One benchmark shape: ``opgen bench`` times the kernel and a reference on it."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    # A list of BenchTensors for a list-of-tensors parameter (np.concatenate's arrays).
+    args: dict[str, BenchTensor | float | int | bool | str | list[BenchTensor] | list[Any]]
     # A reference to time against; the overload's reference when omitted.
     against: str | None = None
     why: str = ""
+
+    @field_validator("args")
+    @classmethod
+    def _lists(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _tensor_lists(v)
 
 
 class ScaleCaseSpec(Strict):
@@ -170,8 +188,13 @@ class ScaleCaseSpec(Strict):
     shapes and scalars as in a benchmark case; values are drawn from the stage's distributions."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    args: dict[str, BenchTensor | float | int | bool | str | list[Any]]
+    args: dict[str, BenchTensor | float | int | bool | str | list[BenchTensor] | list[Any]]
     why: str = ""
+
+    @field_validator("args")
+    @classmethod
+    def _lists(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _tensor_lists(v)
 
 
 class Raises(Strict):
@@ -240,6 +263,7 @@ class Overload(Strict):
             if dom.axis_of is not None and dom.axis_of not in [p.name for p in sig.tensor_params]:
                 raise ValueError(f"domain.{key}.axis_of names {dom.axis_of!r}, which is not a tensor parameter")
             if key != "return":
+                _check_list_length(key, dom, sig.param(key).type)
                 _check_choices(key, dom, sig.param(key).type)
                 _check_index_into(key, dom, sig)
                 _check_index_of(key, dom, sig)
@@ -281,6 +305,15 @@ def check_default(name: str, default: Any, dom: "Domain | None") -> None:
         if (dom.min is not None and default < dom.min) or (dom.max is not None and default > dom.max):
             raise ValueError(f"the default {name} = {default!r} is outside domain.{name} [{dom.min}, {dom.max}]: "
                              "the gate would never test the value compiled calls pass; widen the domain")
+
+
+def _check_list_length(key: str, dom: Domain, t: NativeType) -> None:
+    if dom.min_len is None:
+        return
+    if not t.is_tensor_list:
+        raise ValueError(f"domain.{key}.min_len is for lists of tensors; {key} is {t}")
+    if dom.max_len is not None and dom.max_len < dom.min_len:
+        raise ValueError(f"domain.{key}: min_len {dom.min_len} is above max_len {dom.max_len}")
 
 
 def _check_choices(key: str, dom: Domain, t: NativeType) -> None:
@@ -434,13 +467,22 @@ def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     bools = [p.name for p in sig.params if str(p.type) == "bool"]
     int_lists = [p.name for p in sig.params if str(p.type) == "list[int]"]
     strs = [p.name for p in sig.params if str(p.type) == "str"]
+    tensor_lists = [p.name for p in sig.tensor_list_params]
     if sig.tensor_results:
         if shape is None:
             raise ValueError("a tensor result needs a 'shape' rule (elementwise, a gufunc string, same_as or reduce)")
+        if tensor_lists and not (isinstance(shape, dict) and set(shape) & set(JOIN)):
+            raise ValueError(f"a signature with a list of tensors ({', '.join(tensor_lists)}) needs a shape rule that "
+                             "says how its elements' shapes relate: {concatenate: <list param>, axis: <int param>} "
+                             "or {stack: <list param>, axis: <int param>}")
         try:
-            return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists, str_params=strs)
+            return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists, str_params=strs,
+                                    tensor_list_params=tensor_lists)
         except ShapeRuleError as exc:
             raise ValueError(str(exc)) from None
+    if tensor_lists:  # the verifier draws a list's elements from the rule that relates their shapes
+        raise ValueError(f"a list of tensors ({', '.join(tensor_lists)}) is taken only by an overload that returns a "
+                         "tensor under a concatenate or stack shape rule")
     if shape is not None:
         raise ValueError("'shape' is only for overloads that return a tensor; remove it")
     return None
@@ -666,7 +708,7 @@ def zero_sign_defined(overload: Overload) -> bool:
     rule = overload.rule
     if rule is None:
         return True
-    if rule.kind == "elementwise" or rule.kind in MOVEMENT or rule.kind in GATHER:
+    if rule.kind == "elementwise" or rule.kind in MOVEMENT or rule.kind in GATHER or rule.kind in JOIN:
         return True
     if rule.kind == "same_as":
         along_axis = any(d.axis_of is not None for d in overload.domain.values())

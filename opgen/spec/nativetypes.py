@@ -7,6 +7,7 @@ compiler sees and the idiomatic native types the kernels take:
     int -> int64_t / i64     float -> double / f64     bool -> bool
     str -> std::string / String                        list[T] -> std::vector<T> / Vec<T>
     tensor[dtype] -> a DLPack-compatible view (opgen::Tensor / &Tensor)
+    list[tensor[dtype]] -> a sequence of views of one dtype (std::vector<opgen::Tensor> / &[TensorRef<T>])
 
 A result may also be a tuple of named tensors, as torch's named tuples and ONNX's named outputs
 are: ``-> tuple[values: tensor[float32], indices: tensor[int64]]``. Each result is its own
@@ -50,6 +51,11 @@ class NativeType:
     @property
     def is_tuple(self) -> bool:
         return self.kind == "tuple"
+
+    @property
+    def is_tensor_list(self) -> bool:
+        """A sequence of tensors (``list[tensor[float32]]``: np.concatenate's arrays), all of one dtype."""
+        return self.kind == "list" and self.elem is not None and self.elem.kind == "tensor"
 
     @property
     def dtype(self) -> DType | None:
@@ -110,7 +116,12 @@ class Signature:
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
+        """The single-tensor parameters (a list of tensors is not one: see tensor_list_params)."""
         return tuple(p for p in self.params if p.type.is_tensor)
+
+    @property
+    def tensor_list_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.type.is_tensor_list)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -125,7 +136,7 @@ class SignatureError(ValueError):
 
 GRAMMAR_HINT = (
     "write it as '(name: type, ...) -> type' where type is int, float, bool, str, "
-    "list[<scalar>] or tensor[<dtype>] with dtype one of " + ", ".join(DTYPES)
+    "list[<scalar>], tensor[<dtype>] or (a parameter) list[tensor[<dtype>]] with dtype one of " + ", ".join(DTYPES)
     + "; a scalar parameter may end in a Python default, as in 'negative_slope: float = 0.01'; "
     "several tensor results are a tuple of named tensors, as in "
     "'-> tuple[values: tensor[float32], indices: tensor[int64]]'"
@@ -161,8 +172,9 @@ def parse_type(text: str) -> NativeType:
             )
         return NativeType("tensor", inner)
     elem = parse_type(inner)
-    if elem.kind != "scalar":
-        raise SignatureError(f"list elements must be scalars (int, float, bool, str), got {inner!r}")
+    if elem.kind == "list":
+        raise SignatureError(f"lists of lists are not supported, got {t!r}; list elements are scalars "
+                             "(int, float, bool, str) or tensors of one dtype (tensor[float32])")
     return NativeType("list", f"list[{elem}]", elem)
 
 
@@ -203,6 +215,9 @@ def parse_signature(text: str) -> Signature:
                 f"{lengths[p.name]!r}; rename it"
             )
     returns = _parse_result(m.group(2), params)
+    if returns.is_tensor_list:
+        raise SignatureError(f"a list of tensors is a parameter type only, not a result ({returns}); "
+                             "return one tensor (the caller allocates it from the shape rule)")
     return Signature(tuple(params), returns)
 
 

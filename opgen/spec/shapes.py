@@ -60,6 +60,13 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 counts from the end; a 0-d x has the one axis 0 or -1) of length k, the int parameter k
                 (torch.topk's values and indices); the shim raises IndexError, as torch's checks in its
                 words, for an axis out of range or k outside [0, length], and then the shape is (0,)
+    concatenate {concatenate: xs, axis: axis}  xs a list[tensor[...]] parameter: the elements'
+                common shape with their sizes along axis added (numpy.concatenate with an int axis)
+    stack       {stack: xs, axis: axis}  the elements' common shape with a dim of len(xs) inserted
+                at axis, an axis of the result (numpy.stack)
+    These two join a list of tensors (JOIN): the shim raises NumPy's errors (all ValueError, its
+    AxisError among them: an empty list, 0-d elements for concatenate, an axis out of range,
+    elements whose ranks or sizes do not fit) before the kernel runs; for those the shape is (0,).
 """
 
 from __future__ import annotations
@@ -79,7 +86,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -96,6 +103,7 @@ class ShapeRule:
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
     indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices
     k: str | None = None  # topk: the int param of the selected length
+    # concatenate and stack: ``source`` names the list[tensor[...]] parameter, ``axis`` the int one.
     # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
     # without the "?" in ``gufunc`` and the cores: the kernel always sees them. A caller whose
     # operand has fewer dims than its core inserts them as size-1 dims and drops them from the
@@ -158,7 +166,26 @@ class ShapeRule:
                     f"{self.k}; a 0-d {self.source} gives a 0-d result; opgen's shim has already raised IndexError "
                     f"for an axis out of range and for {self.k} outside [0, that axis' length], so the kernel sees "
                     "valid ones only")
+        if self.kind in JOIN:
+            return self._describe_join()
         return f"same shape as {self.source}"
+
+    def _describe_join(self) -> str:
+        xs, ax = self.source, self.axis
+        checked = (f"; opgen's shim has already raised NumPy's ValueErrors (an empty {xs}, "
+                   + ("0-d elements, " if self.kind == "concatenate" else "")
+                   + f"{ax} out of range, elements whose "
+                   + ("ranks differ or whose sizes differ off the axis" if self.kind == "concatenate"
+                      else "shapes differ")
+                   + f"), so the kernel sees at least one element and a valid {ax}")
+        if self.kind == "concatenate":
+            return (f"concatenate: every element of {xs} has the same rank (at least 1) and the same sizes except "
+                    f"along {ax} (negative counts from the end); out has that shape with out.shape[{ax}] the sum "
+                    f"of their sizes along {ax}, the elements placed one after another along it, in order "
+                    "(numpy.concatenate); an element may have size 0 along the axis or elsewhere" + checked)
+        return (f"stack: every element of {xs} has the same shape s; out.shape is s with len({xs}) inserted at "
+                f"{ax}, an axis of the result (in [-s.ndim - 1, s.ndim], negative counting from the end), and "
+                f"out[..., i, ...] (i at {ax}) is {xs}[i] (numpy.stack)" + checked)
 
     def _describe_gather(self) -> str:
         x, i, ax = self.source, self.indices, self.axis
@@ -235,6 +262,9 @@ class ShapeRule:
             return pool_shape(np.shape(args[self.source]), *self.pool_args(args), self.check_input_size)
         if self.kind in MOVEMENT:
             shape, _ = movement_shape(self, tuple(np.shape(args[self.source])), args)
+            return shape
+        if self.kind in JOIN:
+            shape, _ = join_shape(self, [tuple(np.shape(x)) for x in args[self.source]], int(args[self.axis]))
             return shape
         if self.kind in GATHER:
             shape, _ = gather_shape(self, tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])),
@@ -598,6 +628,50 @@ def topk_shape(shape: tuple[int, ...], axis: int, k: int) -> tuple[tuple[int, ..
     return tuple(out), None
 
 
+JOIN = ("concatenate", "stack")
+
+
+def join_shape(rule: ShapeRule, shapes: list[tuple[int, ...]], axis: int) -> tuple[tuple[int, ...], str | None]:
+    """(out's shape, None) where numpy.concatenate (numpy.stack) accepts elements of these shapes
+    and this axis, else ((0,), NumPy's message): every error is a ValueError (NumPy's AxisError is
+    one), checked in NumPy's order; the C++ and Rust shims check the same in the same words."""
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    axis = int(axis)
+    if rule.kind == "stack":
+        if not shapes:
+            return (0,), "need at least one array to stack"
+        if len(set(shapes)) != 1:
+            return (0,), "all input arrays must have the same shape"
+        nd = len(shapes[0]) + 1
+        if not -nd <= axis < nd:
+            return (0,), f"axis {axis} is out of bounds for array of dimension {nd}"
+        if nd > MAX_DIMS:
+            return (0,), "the result has more dims than an opgen tensor holds (8)"
+        ax = axis % nd
+        return shapes[0][:ax] + (len(shapes),) + shapes[0][ax:], None
+    if not shapes:
+        return (0,), "need at least one array to concatenate"
+    first = shapes[0]
+    nd = len(first)
+    if nd == 0:
+        return (0,), "zero-dimensional arrays cannot be concatenated"
+    if not -nd <= axis < nd:
+        return (0,), f"axis {axis} is out of bounds for array of dimension {nd}"
+    ax = axis % nd
+    total = 0
+    for i, s in enumerate(shapes):
+        if len(s) != nd:
+            return (0,), (f"all the input arrays must have same number of dimensions, but the array at index 0 has "
+                          f"{nd} dimension(s) and the array at index {i} has {len(s)} dimension(s)")
+        for d in range(nd):
+            if d != ax and s[d] != first[d]:
+                return (0,), (f"all the input array dimensions except for the concatenation axis must match exactly, "
+                              f"but along dimension {d}, the array at index 0 has size {first[d]} and the array at "
+                              f"index {i} has size {s[d]}")
+        total += s[ax]
+    return first[:ax] + (total,) + first[ax + 1:], None
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -606,7 +680,8 @@ def normalize_axis(axis: int, ndim: int) -> int:
 
 def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
                      bool_params: list[str] | None = None, int_list_params: list[str] | None = None,
-                     str_params: list[str] | None = None) -> ShapeRule:
+                     str_params: list[str] | None = None,
+                     tensor_list_params: list[str] | None = None) -> ShapeRule:
     """Parse the spec's ``shape:`` value; errors say which form is expected. ``bool_params``: the
     signature's bool parameters (a reduce rule's ``keepdims`` must name one)."""
     if raw == "elementwise":
@@ -682,6 +757,14 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         _need(raw["axis"], int_params, "axis", "int")
         _need(raw["k"], int_params, "k", "int")
         return ShapeRule("topk", source=raw["topk"], axis=raw["axis"], k=raw["k"])
+    for kind in JOIN:
+        if isinstance(raw, dict) and set(raw) == {kind, "axis"}:
+            _need(raw[kind], tensor_list_params or [], kind, "list[tensor[...]]")
+            _need(raw["axis"], int_params, "axis", "int")
+            if tensor_params:  # the elements' shapes relate only to each other
+                raise ShapeRuleError(f"{kind}: the signature's tensors are the list {raw[kind]!r}'s elements; "
+                                     f"it takes no other tensor (has {tensor_params})")
+            return ShapeRule(kind, source=raw[kind], axis=raw["axis"])
     for kind in GATHER:
         if isinstance(raw, dict) and set(raw) == {kind, "indices", "axis"}:
             _need(raw[kind], tensor_params, kind, "tensor")
@@ -714,6 +797,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{broadcast_to: <tensor param>, shape: <list[int] param>}, "
         "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
+        "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

@@ -396,8 +396,9 @@ def _wrong_nonfinite(state: Recorder, route: WideRoute, args: dict[str, Any], re
 
 def _finite_inputs(args: dict[str, Any]) -> bool:
     for v in args.values():
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and not np.isfinite(v).all():
-            return False
+        for e in (v if isinstance(v, list) else [v]):  # a list of tensors: every element
+            if isinstance(e, np.ndarray) and e.dtype.kind == "f" and e.size and not np.isfinite(e).all():
+                return False
         if isinstance(v, float) and not math.isfinite(v):
             return False
     return True

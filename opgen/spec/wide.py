@@ -190,6 +190,8 @@ def _widen(route: str, t: Any, v: Any) -> Any:
         from mpmath import mpf
 
         return mpf(v) if isinstance(v, float) else v
+    if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):  # a list of tensors
+        return [_widen(route, t, e) for e in v]
     if isinstance(v, np.ndarray) and floating(v.dtype):
         target = np.float64 if route == "float64" else np.longdouble
         if v.dtype.itemsize < np.dtype(target).itemsize:

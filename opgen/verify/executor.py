@@ -288,6 +288,10 @@ class Executor:
                 header.append(v.header())
                 blobs.append(v.buffer.tobytes())
                 arrays.append(v)
+            elif p.type.is_tensor_list:  # each element in its own buffer, each sent back after the call
+                header.append({"list": [e.header() for e in v]})
+                blobs += [e.buffer.tobytes() for e in v]
+                arrays += v
             else:
                 header.append({"value": v})
         outs = [] if out is None else list(out) if isinstance(out, (tuple, list)) else [out]
@@ -363,6 +367,17 @@ def _checked_value(sig: Signature, value: Any) -> Any:
 
 # --- the executor's side --------------------------------------------------------------------
 
+def _received(a: dict[str, Any], blob: bytes, buffers: list[np.ndarray]) -> np.ndarray:
+    """The runner's buffer, byte for byte, at a fresh aligned address; the kernel gets the view at
+    its offset and the whole buffer goes back (appended to ``buffers``), so writes anywhere in it
+    show. A tight buffer (sanitizer runs: nothing around the view) is allocated exactly, so ASan's
+    redzones sit right at its ends."""
+    buf = np.empty(int(a["nbytes"]), np.uint8) if a.get("tight") else aligned_bytes(int(a["nbytes"]))
+    buf[:] = np.frombuffer(blob, dtype=np.uint8)
+    buffers.append(buf)
+    return view_into(buf, int(a["offset"]), a["shape"], a["strides"], np.dtype(a["dtype"]))
+
+
 def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature, directory: Path,
            parent_netns: str | None) -> None:
     os.chdir(directory)
@@ -392,14 +407,9 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
         blob = iter(blobs)
         for a in request["args"]:
             if "dtype" in a:
-                # The runner's buffer, byte for byte, at a fresh aligned address; the kernel gets the
-                # view at its offset and the whole buffer goes back, so writes anywhere in it show.
-                # A tight buffer (sanitizer runs: nothing around the view) is allocated exactly, so
-                # ASan's redzones sit right at its ends.
-                buf = np.empty(int(a["nbytes"]), np.uint8) if a.get("tight") else aligned_bytes(int(a["nbytes"]))
-                buf[:] = np.frombuffer(next(blob), dtype=np.uint8)
-                values.append(view_into(buf, int(a["offset"]), a["shape"], a["strides"], np.dtype(a["dtype"])))
-                buffers.append(buf)
+                values.append(_received(a, next(blob), buffers))
+            elif "list" in a:  # a list of tensors: each element's buffer as a single tensor's
+                values.append([_received(e, next(blob), buffers) for e in a["list"]])
             else:
                 values.append(a["value"])
         outs = []

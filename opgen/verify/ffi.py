@@ -149,6 +149,8 @@ def _argtypes(sig: Signature) -> list:
         t = p.type
         if t.kind == "tensor":
             types.append(ctypes.POINTER(TensorView))
+        elif t.is_tensor_list:
+            types += [ctypes.POINTER(TensorView), ctypes.c_int64]
         elif t.kind == "list":
             elem = String if t.elem.name == "str" else C_SCALAR[t.elem.name]
             types += [ctypes.POINTER(elem), ctypes.c_int64]
@@ -166,6 +168,10 @@ def _argtypes(sig: Signature) -> list:
 def _marshal(t: NativeType, value: Any, keep: list) -> list:
     if t.kind == "tensor":
         return [ctypes.byref(tensor_view(value, t.dtype, keep))]
+    if t.is_tensor_list:  # one opgen_tensor per element, in one C array
+        views = (TensorView * max(len(value), 1))(*(tensor_view(v, t.elem.dtype, keep) for v in value))
+        keep.append(views)
+        return [views, len(value)]
     if t.kind == "list":
         if t.elem.name == "str":
             items = string_array([s.encode("utf-8") for s in value], keep)

@@ -42,6 +42,7 @@ from opgen.verify.ffi import KernelError
 from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from opgen.spec.dtypes import floating
 from opgen.spec.model import Overload, Spec, load_spec
+from opgen.spec.nativetypes import Signature
 from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor
 from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
 from opgen.verify.harness import EXEC_DIR, death_verdict
@@ -93,28 +94,29 @@ class RecallFailed(BaseException):
         self.mismatch = mismatch
 
 
+def tensor_items(sig: Signature, args: dict[str, Any]) -> list[tuple[str, np.ndarray]]:
+    """Every tensor a call hands the kernel, labelled: a tensor parameter by its name, the elements
+    of a list of tensors as ``name[i]``. Each is placed in its own buffer and checked after the call."""
+    items: list[tuple[str, np.ndarray]] = []
+    for p in sig.params:
+        if p.type.is_tensor:
+            items.append((p.name, args[p.name]))
+        elif p.type.is_tensor_list:
+            items += [(f"{p.name}[{i}]", v) for i, v in enumerate(args[p.name])]
+    return items
+
+
 def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> dict[str, Any]:
     """A compact, JSON-able account of one example as the kernel saw it: shapes, strides, where the
     view's first element sat in the buffer passed (``offset_elems``) and its address modulo 64,
-    contiguity, a few values."""
+    contiguity, a few values. A list of tensors is described element by element (``xs[0]``, ...)."""
     out: dict[str, Any] = {}
     for name, v in args.items():
         if isinstance(v, np.ndarray):
-            flat = v.reshape(-1)[:PREVIEW] if v.size else v.reshape(-1)
-            d: dict[str, Any] = {
-                "dtype": str(v.dtype),
-                "shape": list(v.shape),
-                "strides_elems": [s // v.itemsize for s in v.strides],
-                "contiguous": bool(v.flags.c_contiguous),
-            }
-            if placed is not None and name in placed:
-                p = placed[name]
-                d["offset_elems"] = p.offset // v.itemsize
-                d["buffer_elems"] = p.buffer.size // v.itemsize
-                if not p.tight:  # a tight buffer is wherever malloc put it
-                    d["address_mod_64"] = p.offset % ALIGN
-            d["values_head"] = [repr(float(x)) if floating(v.dtype) else repr(x.item()) for x in flat]
-            out[name] = d
+            out[name] = _describe_array(v, placed.get(name) if placed is not None else None)
+        elif isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):
+            out[name] = {"list_of": len(v), **{f"{name}[{i}]": _describe_array(e, (placed or {}).get(f"{name}[{i}]"))
+                                               for i, e in enumerate(v)}}
         elif isinstance(v, (str, list)):
             out[name] = brief(v)  # a scale case's text is megabytes: its length, head and tail
         else:
@@ -122,8 +124,27 @@ def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> d
     return out
 
 
+def _describe_array(v: np.ndarray, p: Placed | None) -> dict[str, Any]:
+    flat = v.reshape(-1)[:PREVIEW] if v.size else v.reshape(-1)
+    d: dict[str, Any] = {
+        "dtype": str(v.dtype),
+        "shape": list(v.shape),
+        "strides_elems": [s // v.itemsize for s in v.strides],
+        "contiguous": bool(v.flags.c_contiguous),
+    }
+    if p is not None:
+        d["offset_elems"] = p.offset // v.itemsize
+        d["buffer_elems"] = p.buffer.size // v.itemsize
+        if not p.tight:  # a tight buffer is wherever malloc put it
+            d["address_mod_64"] = p.offset % ALIGN
+    d["values_head"] = [repr(float(x)) if floating(v.dtype) else repr(x.item()) for x in flat]
+    return d
+
+
 def fresh_copy(v: Any) -> Any:
-    """Same values and memory layout at a new address."""
+    """Same values and memory layout at a new address (each element of a list of tensors)."""
+    if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):
+        return [fresh_copy(e) for e in v]
     if not isinstance(v, np.ndarray):
         return v
     if v.flags.c_contiguous or v.ndim == 0:
@@ -228,11 +249,12 @@ def _digest(args: dict[str, Any]) -> int:
     h = hashlib.blake2b(digest_size=8)
     for name, v in args.items():
         h.update(name.encode())
-        if isinstance(v, np.ndarray):
-            h.update(f"{v.dtype.str}{v.shape}{v.strides}".encode())
-            h.update(np.ascontiguousarray(v).tobytes())
-        else:
-            h.update(repr(v).encode())
+        for e in (v if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v) else [v]):
+            if isinstance(e, np.ndarray):
+                h.update(f"{e.dtype.str}{e.shape}{e.strides}".encode())
+                h.update(np.ascontiguousarray(e).tobytes())
+            else:
+                h.update(repr(e).encode())
     return int.from_bytes(h.digest(), "little")
 
 
@@ -247,13 +269,12 @@ class _Example:
         # The alignment of each input's data pointer, fixed for the example: an honest kernel may
         # round differently at another alignment (a peeled SIMD prologue), and its calls must agree.
         self.align = {}
-        for p in check.sig.tensor_params:
-            v = args[p.name]
-            self.align[p.name] = 0 if self.rng.random() < 0.5 else v.itemsize * int(self.rng.integers(0, ALIGN // v.itemsize))
+        for label, v in tensor_items(check.sig, args):
+            self.align[label] = 0 if self.rng.random() < 0.5 else v.itemsize * int(self.rng.integers(0, ALIGN // v.itemsize))
         self.ref, self.ref_err = check.expected(args)
         self._scale: Any = False
         self.first: Any = None
-        self.nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
+        self.nbytes = sum(v.nbytes for _, v in tensor_items(check.sig, args))
 
 
 class Check:
@@ -336,8 +357,9 @@ class Check:
         """One call of the candidate on ``ex``: inputs placed afresh, the output prefilled; the
         inputs' whole buffers checked, then the result against the reference."""
         args = ex.args
-        placed = {p.name: place(args[p.name], ex.rng, ex.align[p.name], self.tight) for p in self.sig.tensor_params}
-        values = [placed.get(p.name, args[p.name]) for p in self.sig.params]
+        placed = {label: place(v, ex.rng, ex.align[label], self.tight) for label, v in tensor_items(self.sig, args)}
+        values = [[placed[f"{p.name}[{i}]"] for i in range(len(args[p.name]))] if p.type.is_tensor_list
+                  else placed.get(p.name, args[p.name]) for p in self.sig.params]
         out, kind = self.prefill(ex, fill)
         before = None if out is None else tuple(o.copy() for o in out) if isinstance(out, tuple) else out.copy()
         self.current = {"args": describe(args, placed),
@@ -390,13 +412,15 @@ class Check:
         """The call itself: in the executor (it sends the whole buffers and fills ``after``), or in
         this process for a trusted stand-in (views over copies of the buffers)."""
         if not getattr(self.kernel, "placed", False):
-            plain = []
-            for v in values:
+            def unplaced(v: Any) -> Any:
+                if isinstance(v, list) and v and all(isinstance(e, Placed) for e in v):
+                    return [unplaced(e) for e in v]
                 if isinstance(v, Placed):
                     v.after = v.buffer.copy()
-                    v = v.view_of(v.after)
-                plain.append(v)
-            values = plain
+                    return v.view_of(v.after)
+                return v
+
+            values = [unplaced(v) for v in values]
         try:
             return self.kernel(values, out=out), None
         except (OverflowError, ZeroDivisionError, ValueError, IndexError, KernelError) as exc:

@@ -42,7 +42,7 @@ from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
-from opgen.spec.shapes import GATHER, GATHER_SIGNED, MOVEMENT, pool2d_error, pool_error
+from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
 from opgen.verify.text_strategies import every_code_point
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
@@ -96,11 +96,31 @@ class ScaleCase:
 
     def describe(self) -> dict[str, Any]:
         shapes = {k: list(v.shape) for k, v in self.args.items() if isinstance(v, np.ndarray)}
+        shapes.update({k: [list(e.shape) for e in v] for k, v in self.args.items() if is_array_list(v)})
         lengths = {k: (len(v.encode()) if isinstance(v, str) else sum(len(s.encode()) for s in v))
                    for k, v in self.args.items()
                    if isinstance(v, str) or (isinstance(v, list) and v and isinstance(v[0], str))}
         return {"name": self.name, "origin": self.origin, "distribution": self.distribution,
                 "layout": self.layout, "shapes": shapes, "string_bytes": lengths, "notes": self.notes}
+
+
+def is_array_list(v: Any) -> bool:
+    """A list of tensors' argument: a non-empty list of arrays."""
+    return isinstance(v, list) and bool(v) and all(isinstance(e, np.ndarray) for e in v)
+
+
+def arrays_nbytes(args: dict[str, Any]) -> int:
+    """The bytes of an example's tensors, a list of tensors' elements included."""
+    return sum(v.nbytes if isinstance(v, np.ndarray) else sum(e.nbytes for e in v)
+               for v in args.values() if isinstance(v, np.ndarray) or is_array_list(v))
+
+
+def _shape_list(shapes: dict[str, Any]) -> list[tuple[int, ...]]:
+    """Every tensor shape of a case's shapes, a list of tensors' element shapes included."""
+    out: list[tuple[int, ...]] = []
+    for v in shapes.values():
+        out += [tuple(e) for e in v] if isinstance(v, list) else [tuple(v)]
+    return out
 
 
 # --- values -------------------------------------------------------------------------------
@@ -334,7 +354,7 @@ class _Builder:
         reduces over (loop dims included), any other rule's largest tensor."""
         rule = self.rule
         if rule is None or rule.kind != "gufunc":
-            return max((int(np.prod(s, dtype=np.int64)) for s in shapes.values()), default=0)
+            return max((int(np.prod(s, dtype=np.int64)) for s in _shape_list(shapes)), default=0)
         sizes: dict[str, int] = {}
         loops = []
         for name, core in zip(self.tensors, rule.inputs_core):
@@ -354,7 +374,9 @@ class _Builder:
         largest of them (what every shape rule but matmul's gives; matmul's work budget bounds it)."""
         sizes = [int(np.prod(shapes[p.name], dtype=np.int64)) * p.type.dtype.np.itemsize
                  for p in self.sig.tensor_params]
-        return sum(sizes) + max(sizes, default=0)
+        joined = [sum(int(np.prod(s, dtype=np.int64)) for s in shapes.get(p.name, [])) * p.type.elem.dtype.np.itemsize
+                  for p in self.sig.tensor_list_params]  # out holds them all
+        return sum(sizes) + max(sizes, default=0) + 2 * sum(joined)
 
     def shrink(self, sizes: dict[str, int], shapes_for: Any, loop: tuple[int, ...] = (),
                keep: str | None = None) -> dict[str, int]:
@@ -390,7 +412,13 @@ class _Builder:
         int_role = 0  # integer tensors so far (their place in an edge grid)
         for p in self.sig.params:
             t, dom = p.type, self.dom(p.name)
-            if t.kind == "tensor":
+            if t.is_tensor_list:  # each element drawn as a single tensor of its dtype is
+                et = t.elem.dtype
+                args[p.name] = [float_values(self.rng, dist, tuple(s), et, dom,
+                                             specials=dist != "normal" if specials is None else specials)
+                                if et.is_float else int_values(self.rng, tuple(s), et, dom)
+                                for s in shapes[p.name]]
+            elif t.kind == "tensor":
                 shape = tuple(int(s) for s in shapes[p.name])
                 if dom.index_of is not None:
                     n = axis_length(tuple(int(s) for s in shapes[dom.index_of]), int(scalars[dom.axis]))
@@ -431,7 +459,7 @@ class _Builder:
             if not self._fix_pool_nd(args):
                 return None
         if self.rule is not None:
-            nbytes = sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray))
+            nbytes = arrays_nbytes(args)
             try:  # every result's out tensor (a tuple has several)
                 for result, t in self.sig.results:
                     out = self.overload.rules[result].output_shape(args, self.tensors)
@@ -445,6 +473,10 @@ class _Builder:
         for k, v in list(args.items()):
             if isinstance(v, np.ndarray) and v.ndim:
                 args[k] = lay_out(v, chosen)
+            elif is_array_list(v):  # the first element in the chosen layout, the others in turn
+                others = ["contiguous", "transposed", "reversed", "offset"]
+                args[k] = [lay_out(e, chosen if i == 0 else others[(i + self.dist_i) % len(others)]) if e.ndim else e
+                           for i, e in enumerate(v)]
         return ScaleCase(name=f"{name}, {dist}" + ("" if chosen == "contiguous" else f", {chosen}"),
                          args=args, origin=origin, distribution=dist, layout=chosen, notes=notes or [])
 
@@ -535,16 +567,22 @@ class _Builder:
     def bench_and_spec(self) -> Iterator[ScaleCase]:
         for origin, cases in (("spec", self.overload.scale), ("bench", self.overload.bench)):
             for case in cases:
-                shapes = {k: tuple(v.shape) for k, v in case.args.items() if isinstance(v, BenchTensor)}
-                scalars = {k: v for k, v in case.args.items() if not isinstance(v, BenchTensor)}
-                if set(shapes) != set(self.tensors):
+                shapes: dict[str, Any] = {k: tuple(v.shape) for k, v in case.args.items() if isinstance(v, BenchTensor)}
+                shapes.update({k: [tuple(e.shape) for e in v] for k, v in case.args.items()
+                               if isinstance(v, list) and v and all(isinstance(e, BenchTensor) for e in v)})
+                scalars = {k: v for k, v in case.args.items() if k not in shapes}
+                if set(shapes) != set(self.tensors) | {p.name for p in self.sig.tensor_list_params}:
                     continue
                 if origin == "bench" and self.budget.max_work < CPU_BUDGET.max_work:
                     # A smaller budget (the emulation layer, the corpus) cannot afford users' full shapes:
                     # the batch-like sizes a quarter, the feature sizes (any tensor's last dim) kept, so a
                     # hidden size of 384 stays 384 (a quarter, 96, is no longer a multiple of 128).
-                    features = {v[-1] for v in shapes.values() if v}
-                    shapes = {k: tuple(max(1, s // 4) if s > 64 and s not in features else s for s in v)
+                    features = {v[-1] for v in _shape_list(shapes) if v}
+
+                    def quarter(v: tuple[int, ...]) -> tuple[int, ...]:
+                        return tuple(max(1, s // 4) if s > 64 and s not in features else s for s in v)
+
+                    shapes = {k: [quarter(e) for e in v] if isinstance(v, list) else quarter(v)
                               for k, v in shapes.items()}
                 if self.work_of(shapes) > self.budget.max_work:
                     continue  # the derived cases cover its dim sizes within the budget
@@ -565,6 +603,8 @@ class _Builder:
             yield from self.pool_nd()
         elif kind in GATHER:
             yield from self.gather()
+        elif kind in JOIN:
+            yield from self.joins()
         else:
             yield from self.arrays()
 
@@ -761,6 +801,30 @@ class _Builder:
             if made is not None:
                 yield made
 
+    def joins(self) -> Iterator[ScaleCase]:
+        """concatenate and stack: a KV-cache append (a long cache, one new position, a middle axis),
+        long rows joined on the last axis, many small elements, model-sized elements, elements of
+        size 0 among long ones."""
+        rule = self.rule
+        xs, axis = rule.source, rule.axis
+        long, odd = self.long_size(), self.odd()
+        hidden = int(self.rng.choice([384, 768]))
+        if rule.kind == "concatenate":
+            cases = [("a KV-cache append", [(1, 12, long // 8, 64), (1, 12, 1, 64)], 2),
+                     ("long rows", [(3, long), (3, odd), (3, 17)], -1),
+                     ("many elements", [(int(self.rng.integers(1, 9)), 33)] * 129, 0),
+                     ("model-sized elements", [(8, 128, hidden), (8, 129, hidden)], 1),
+                     ("empty elements among long ones", [(2, long), (2, 0), (2, odd), (2, 0)], 1)]
+        else:
+            cases = [("long elements", [(long,)] * 5, 0), ("on a new last axis", [(3, odd)] * 4, -1),
+                     ("many elements", [(33,)] * 129, 1), ("attention heads", [(1, 128, 64)] * 12, 1),
+                     ("model-sized elements", [(8, 128, hidden)] * 3, 2)]
+        for label, shapes, ax in cases:
+            made = self.make(f"derived: {label}, {len(shapes)} x {xs} {shapes[0]}..., {axis}={ax}", "derived",
+                             {xs: shapes}, {axis: ax})
+            if made is not None:
+                yield made
+
     def strings(self) -> Iterator[ScaleCase]:
         """Signatures without tensors: long strings (64 KB and more, multi-byte UTF-8) where the op
         takes strings, and WordPiece vocabularies of more than 65536 pieces."""
@@ -843,7 +907,7 @@ def drawn_examples(overload: Overload, seed: int, n: int, max_bytes: int | None 
               suppress_health_check=list(HealthCheck))
     @given(examples(overload))
     def draw(args: dict[str, Any]) -> None:
-        small = max_bytes is None or sum(v.nbytes for v in args.values() if isinstance(v, np.ndarray)) <= max_bytes
+        small = max_bytes is None or arrays_nbytes(args) <= max_bytes
         if len(found) < n and (small or not found):
             found.append(args)
 

@@ -8,7 +8,10 @@ special values the domain admits are planted at Hypothesis-chosen positions. Ind
 tensors (``index_into``) hold indices inside their table, and now and then outside it
 where the overload declares IndexError; scalars with ``choices`` take only those. Every
 tensor is laid out in memory in a Hypothesis-chosen way: contiguous, transposed,
-strided, reversed or offset, with identical values.
+strided, reversed or offset, with identical values. A list of tensors (under a concatenate or
+stack rule) gets a drawn length (the empty list and one element included), elements of shapes the
+rule relates, each drawn and laid out on its own; where ValueError is declared, one draw in eight
+is one NumPy rejects.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload, lattice_cores
-from opgen.spec.shapes import GATHER, GATHER_SIGNED, MOVEMENT, pad_pairs
+from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pad_pairs
 from opgen.verify import bpe_strategies, text_strategies
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -369,6 +372,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
     if overload.rule is not None and overload.rule.kind in GATHER:
         shapes, moved = _gather_draw(draw, overload)
+    elif overload.rule is not None and overload.rule.kind in JOIN:
+        shapes, moved = {}, draw(join_arguments(overload))
     else:
         shapes = _shapes(draw, overload)
         moved = _movement_params(draw, overload, shapes)
@@ -416,6 +421,75 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
                             *_bounds(overload.domain[p.name], p.type.dtype), lattice.multiples,
                             np.random.default_rng(seed))
     return args
+
+
+DEFAULT_MAX_LIST = 4  # a list of tensors' most elements when its domain gives no max_len
+
+
+@st.composite
+def join_shapes(draw: st.DrawFn, overload: Overload) -> tuple[list[tuple[int, ...]], int]:
+    """The element shapes and the axis of a concatenate or stack rule: a length in the domain's
+    [min_len, max_len] (one element, and the empty list where min_len is 0, among them), a common
+    shape of the domain's ranks (concatenate: at least 1-d; each element its own size along the
+    axis, 0 included), an axis of either sign. Where the overload declares ValueError, one draw in
+    eight is one NumPy rejects: an axis out of range, an element of another size or rank, 0-d
+    elements (concatenate), an empty list."""
+    rule = overload.rule
+    dom = overload.domain.get(rule.source, Domain())
+    lo, hi = dom.min_len if dom.min_len is not None else 0, dom.max_len if dom.max_len is not None else DEFAULT_MAX_LIST
+    concat = rule.kind == "concatenate"
+    max_side = dom.max_side or 8
+    min_dims = max(dom.min_dims or 0, 1 if concat else 0)
+    max_dims = max(dom.max_dims if dom.max_dims is not None else 4, min_dims)
+    bad = "ValueError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="rejected") == 3
+    n = draw(st.integers(max(lo, 1), max(hi, 1)) if hi >= 1 else st.just(0), label="list length")
+    if lo == 0 and draw(st.integers(0, 11), label="empty list") == 0:
+        n = 0
+    shape = tuple(draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side),
+                       label="element shape"))
+    nd = len(shape) + (0 if concat else 1)
+    axis = draw(st.integers(-nd, nd - 1), label="axis")
+    shapes = [shape] * n
+    if concat and n:
+        ax = axis % nd
+        sizes = draw(st.lists(st.integers(0, max_side), min_size=n, max_size=n), label="sizes along the axis")
+        shapes = [shape[:ax] + (k,) + shape[ax + 1:] for k in sizes]
+    if bad:
+        hows = ["axis", "empty"] + (["size", "rank"] if n >= 2 else []) + (["0-d"] if concat else [])
+        how = draw(st.sampled_from(hows), label="how")
+        if how == "axis":
+            axis = draw(st.sampled_from([nd, -nd - 1, nd + 3]), label="axis out of range")
+        elif how == "empty":
+            shapes = []
+        elif how == "0-d":
+            shapes = [()] * max(n, 1)
+        else:
+            at = draw(st.integers(1, n - 1), label="odd element")
+            odd = list(shapes[at])
+            if how == "rank":
+                odd = odd + [1] if len(odd) < 4 or not odd else odd[:-1]
+            else:
+                ax = axis % nd if concat else -1
+                dims = [d for d in range(len(odd)) if d != ax]
+                if not dims:
+                    odd = odd + [1]
+                else:
+                    d = draw(st.sampled_from(dims), label="odd dim")
+                    odd[d] += 1
+            shapes[at] = tuple(odd)
+    return shapes, axis
+
+
+@st.composite
+def join_arguments(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
+    """The list of tensors and the axis of a concatenate or stack rule (join_shapes), each element
+    drawn as a single tensor is (values, special values, layout)."""
+    rule = overload.rule
+    p = overload.sig.param(rule.source)
+    dom = overload.domain.get(rule.source, Domain())
+    shapes, axis = draw(join_shapes(overload))
+    xs = [draw(_tensor(s, p.type.elem.dtype, dom), label=f"{rule.source}[{i}]") for i, s in enumerate(shapes)]
+    return {rule.source: xs, rule.axis: axis}
 
 
 def axis_length(shape: tuple[int, ...], axis: int) -> int:

@@ -88,3 +88,19 @@ def layer_norm_torch_signature(x: T32, w: T32, b: T32) -> T32:
 
 def layer_norm_list_shape(x: T32, w: T32, b: T32, d: int) -> T32:
     return F.layer_norm(x, [d], w, b, 1e-12)
+
+
+def concatenate_last_axis(a: F32, b: F32) -> F32:
+    return np.concatenate([a, b], axis=-1)
+
+
+def cat_kv_cache(k_cache: T32, k: T32) -> T32:
+    return torch.cat((k_cache, k), dim=2)
+
+
+def stack_default_axis(a: F32, b: F32, c: F32) -> F32:
+    return np.stack([a, b, c])
+
+
+def torch_stack_dim(a: T32, b: T32) -> T32:
+    return torch.stack((a, b), dim=1)

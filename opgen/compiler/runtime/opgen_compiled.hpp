@@ -464,6 +464,33 @@ inline std::vector<int64_t> shape_squeeze(const Array& a, int64_t axis) {
   return s;
 }
 
+// numpy.concatenate (stack false) and numpy.stack (opgen.spec.shapes.join_shape): out's shape where
+// NumPy accepts the elements and the axis; {0} where it does not (the kernel's shim then raises
+// NumPy's ValueError in NumPy's words).
+inline std::vector<int64_t> shape_join(const std::vector<Array>& xs, int64_t axis, bool stack) {
+  if (xs.empty()) return {0};
+  std::vector<int64_t> first = xs[0].shape();
+  const int64_t nd = static_cast<int64_t>(first.size());
+  if (stack) {
+    for (const Array& x : xs)
+      if (x.shape() != first) return {0};
+    if (axis < -(nd + 1) || axis > nd || nd + 1 > 8) return {0};
+    first.insert(first.begin() + (axis < 0 ? axis + nd + 1 : axis), static_cast<int64_t>(xs.size()));
+    return first;
+  }
+  if (nd == 0 || axis < -nd || axis >= nd) return {0};
+  const int64_t ax = axis < 0 ? axis + nd : axis;
+  int64_t total = 0;
+  for (const Array& x : xs) {
+    if (x.ndim() != nd) return {0};
+    for (int64_t d = 0; d < nd; ++d)
+      if (d != ax && x.shape()[static_cast<size_t>(d)] != first[static_cast<size_t>(d)]) return {0};
+    total += x.shape()[static_cast<size_t>(ax)];
+  }
+  first[static_cast<size_t>(ax)] = total;
+  return first;
+}
+
 // Gathers (opgen.spec.shapes.gather_shape): out's shape where NumPy accepts the shapes and the axis;
 // {0} where it does not (the kernel's shim then raises NumPy's ValueError or IndexError; the index
 // values are the shim's to check). numpy.take: a.shape[:axis] + indices.shape + a.shape[axis+1:], a
