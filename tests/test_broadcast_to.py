@@ -16,6 +16,7 @@ from opgen.references import call_reference
 from opgen.spec.model import load_all
 from opgen.spec.shapes import movement_shape, parse_shape_rule
 from opgen.verify.scale import drawn_examples, scale_cases
+from tests.layouts import bits, layouts
 from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
@@ -98,22 +99,6 @@ def _values(shape, dt, rng):
     return np.where(rng.random(shape) < 0.3, rng.choice(special, size=shape), v).astype(dt)
 
 
-def _layouts(x):
-    yield x
-    if x.ndim and x.size:
-        yield np.ascontiguousarray(x[..., ::-1])[..., ::-1]
-        yield np.asfortranarray(x)
-        buf = np.zeros(2 * x.size + 1, x.dtype)
-        strided = buf[1::2].reshape(x.shape)
-        strided[...] = x
-        yield strided
-
-
-def _bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view({8: np.uint64, 4: np.uint32, 1: np.uint8}[a.dtype.itemsize])
-
-
 CASES = [((384,), [8, 16, 384]), ((8, 1, 1, 128), [8, 12, 16, 128]), ((5, 1), [5, 300]), ((1, 7), [3, 7]),
          ((), [4, 2]), ((), []), ((3,), [3]), ((2, 1, 3), [4, 2, 5, 3]), ((1,), [0]), ((2, 1), [2, 0]),
          ((0, 1), [3, 0, 4]), ((1, 1), [70, 70])]
@@ -128,10 +113,10 @@ def test_kernels_copy_bit_for_bit_in_every_layout(kernels, target):
         dt = o.sig.returns.dtype.np
         for shape, target_shape in CASES:
             x = _values(shape, dt, rng)
-            for xl in _layouts(x):
+            for xl in layouts(x):
                 ref = np.asarray(call_reference(spec.reference_for(o), [xl.copy(), target_shape]))
                 got = kernel([xl, target_shape], out=np.empty(ref.shape, dt))
-                assert got.shape == ref.shape and np.array_equal(_bits(got), _bits(ref)), (ov, shape, target_shape)
+                assert got.shape == ref.shape and np.array_equal(bits(got), bits(ref)), (ov, shape, target_shape)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -22,6 +22,7 @@ from opgen.spec.model import load_all
 from opgen.spec.shapes import ShapeRuleError, gather_index_error, gather_shape, parse_shape_rule
 from opgen.verify.scale import scale_cases
 from opgen.verify.strategies import axis_length
+from tests.layouts import bits, layouts
 from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
@@ -212,22 +213,6 @@ def _values(shape, dt, rng):
     return np.where(rng.random(shape) < 0.3, rng.choice(special, size=shape), v).astype(dt)
 
 
-def _layouts(x):
-    yield x
-    if x.ndim and x.size:
-        yield np.ascontiguousarray(x[..., ::-1])[..., ::-1]
-        yield np.asfortranarray(x)
-        buf = np.zeros(2 * x.size + 1, x.dtype)
-        strided = buf[1::2].reshape(x.shape)
-        strided[...] = x
-        yield strided
-
-
-def _bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view({8: np.uint64, 4: np.uint32}[a.dtype.itemsize])
-
-
 TAKE_CASES = [((5,), [0, -1, -5, 4, 2, 2], 0), ((3, 4), [[-1, 0], [1, -4]], 1), ((3, 4), [-3, 2], 0),
               ((2, 3, 4), [1, -2, 0], 1), ((2, 3, 4), 2, -1), ((2, 3, 4), np.zeros((0,), np.int64), 1),
               ((2, 3, 4), np.zeros((2, 0), np.int64), -3), ((), [0, -1, 0], 0), ((), 0, -1),
@@ -248,10 +233,10 @@ def test_kernels_gather_bit_for_bit_in_every_layout(kernels, target, op, cases):
         for shape, indices, axis in cases:
             x = _values(shape, dt, rng)
             idx = np.asarray(indices, dtype=np.int64)
-            for xl, il in itertools.product(list(_layouts(x)), list(_layouts(idx))[:3]):
+            for xl, il in itertools.product(list(layouts(x)), list(layouts(idx))[:3]):
                 ref = np.asarray(call_reference(spec.reference_for(o), [xl.copy(), il.copy(), axis]))
                 got = kernel([xl, il, axis], out=np.empty(ref.shape, dt))
-                assert got.shape == ref.shape and np.array_equal(_bits(got), _bits(ref)), (ov, shape, indices, axis)
+                assert got.shape == ref.shape and np.array_equal(bits(got), bits(ref)), (ov, shape, indices, axis)
 
 
 TAKE_ERRORS = [((3,), [3], 0), ((3,), [-4], 0), ((2, 3), [[0, 9], [7, 1]], -1), ((2, 3), [0], 2),

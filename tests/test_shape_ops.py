@@ -16,6 +16,7 @@ from opgen.references import call_reference
 from opgen.spec.model import load_all
 from opgen.spec.shapes import ShapeRuleError, movement_shape, parse_shape_rule
 from opgen.verify.scale import drawn_examples, scale_cases
+from tests.layouts import bits, layouts
 from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
@@ -140,22 +141,6 @@ def _values(shape, dt, rng):
     return np.where(rng.random(shape) < 0.3, rng.choice(special, size=shape), v).astype(dt)
 
 
-def _layouts(x):
-    yield x
-    if x.ndim and x.size:
-        yield np.ascontiguousarray(x[..., ::-1])[..., ::-1]  # reversed
-        yield np.asfortranarray(x)  # transposed strides
-        buf = np.zeros(2 * x.size + 1, x.dtype)
-        strided = buf[1::2].reshape(x.shape)  # every other element, offset by one
-        strided[...] = x
-        yield strided
-
-
-def _bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view({8: np.uint64, 4: np.uint32}[a.dtype.itemsize])
-
-
 CASES = {
     "numpy.transpose": [((8, 16, 12, 32), [0, 2, 1, 3]), ((96, 70, 33), [0, 2, 1]), ((5, 7), [1, 0]), ((3, 4, 5, 6), [3, 2, 1, 0]),
                         ((2, 3, 4), [-1, 0, -2]), ((), []), ((0, 3), [1, 0]), ((1, 37, 1, 40), [2, 3, 0, 1])],
@@ -177,10 +162,10 @@ def test_kernels_copy_bit_for_bit_in_every_layout(kernels, op, target):
         dt = o.sig.returns.dtype.np
         for shape, p in CASES[op]:
             x = _values(shape, dt, rng)
-            for xl in _layouts(x):
+            for xl in layouts(x):
                 ref = np.asarray(call_reference(spec.reference_for(o), [xl.copy(), p]))
                 got = kernel([xl, p], out=np.empty(ref.shape, dt))
-                assert got.shape == ref.shape and np.array_equal(_bits(got), _bits(ref)), (op, ov, shape, p)
+                assert got.shape == ref.shape and np.array_equal(bits(got), bits(ref)), (op, ov, shape, p)
 
 
 ERRORS = {
