@@ -34,7 +34,7 @@ from opgen.references import error_scale, resolve
 from opgen.registry import Entry, Registry
 from opgen.spec.model import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
 from opgen.targets.catalog import build_any
-from opgen.verify.compare import Mismatch, Outcome, compare_tensor
+from opgen.verify.compare import Mismatch, Outcome, compare_tensor, is_array_list
 
 MIN_ROUND_SECONDS = 0.05  # each timed round repeats a call until at least this long
 ROUNDS = 7  # interleaved kernel/reference rounds; the median round is reported
@@ -209,7 +209,7 @@ def _reference_caller(dotted: str, values: list[Any]) -> Callable[[], Any]:
 
         # Converted once, outside the timed calls: torch works on its own tensors in real use.
         def to_torch(v: Any) -> Any:
-            if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):  # a list of tensors
+            if is_array_list(v):  # a list of tensors
                 return [to_torch(e) for e in v]
             return torch.from_numpy(np.ascontiguousarray(v)) if isinstance(v, np.ndarray) else v
 

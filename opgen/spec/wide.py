@@ -30,6 +30,7 @@ import numpy as np
 from opgen.spec.dtypes import floating
 from opgen.references import call_reference
 from opgen.spec.model import Overload, Spec
+from opgen.verify.compare import is_array_list
 
 MPMATH_BITS = 256
 # A kernel within this many ulps of the largest finite value may round to infinity (and the other way
@@ -190,7 +191,7 @@ def _widen(route: str, t: Any, v: Any) -> Any:
         from mpmath import mpf
 
         return mpf(v) if isinstance(v, float) else v
-    if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):  # a list of tensors
+    if is_array_list(v):  # a list of tensors
         return [_widen(route, t, e) for e in v]
     if isinstance(v, np.ndarray) and floating(v.dtype):
         target = np.float64 if route == "float64" else np.longdouble

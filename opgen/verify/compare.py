@@ -18,6 +18,11 @@ import numpy as np
 from opgen.spec.model import Tolerance
 
 
+def is_array_list(v: Any) -> bool:
+    """A list of tensors' argument: a non-empty list of arrays."""
+    return isinstance(v, list) and bool(v) and all(isinstance(e, np.ndarray) for e in v)
+
+
 @dataclass
 class Outcome:
     """Worst errors seen so far (evidence for the registry)."""

@@ -43,7 +43,7 @@ from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from opgen.spec.dtypes import floating
 from opgen.spec.model import Overload, Spec, load_spec
 from opgen.spec.nativetypes import Signature
-from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor
+from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor, is_array_list
 from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
 from opgen.verify.harness import EXEC_DIR, death_verdict
 from opgen.verify.scale import Budget, drawn_examples, scale_cases
@@ -114,7 +114,7 @@ def describe(args: dict[str, Any], placed: dict[str, Placed] | None = None) -> d
     for name, v in args.items():
         if isinstance(v, np.ndarray):
             out[name] = _describe_array(v, placed.get(name) if placed is not None else None)
-        elif isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):
+        elif is_array_list(v):
             out[name] = {"list_of": len(v), **{f"{name}[{i}]": _describe_array(e, (placed or {}).get(f"{name}[{i}]"))
                                                for i, e in enumerate(v)}}
         elif isinstance(v, (str, list)):
@@ -143,7 +143,7 @@ def _describe_array(v: np.ndarray, p: Placed | None) -> dict[str, Any]:
 
 def fresh_copy(v: Any) -> Any:
     """Same values and memory layout at a new address (each element of a list of tensors)."""
-    if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v):
+    if is_array_list(v):
         return [fresh_copy(e) for e in v]
     if not isinstance(v, np.ndarray):
         return v
@@ -249,7 +249,7 @@ def _digest(args: dict[str, Any]) -> int:
     h = hashlib.blake2b(digest_size=8)
     for name, v in args.items():
         h.update(name.encode())
-        for e in (v if isinstance(v, list) and v and all(isinstance(e, np.ndarray) for e in v) else [v]):
+        for e in (v if is_array_list(v) else [v]):
             if isinstance(e, np.ndarray):
                 h.update(f"{e.dtype.str}{e.shape}{e.strides}".encode())
                 h.update(np.ascontiguousarray(e).tobytes())

@@ -42,6 +42,7 @@ from hypothesis import seed as hypothesis_seed
 
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
+from opgen.verify.compare import is_array_list
 from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
 from opgen.verify.text_strategies import every_code_point
@@ -102,11 +103,6 @@ class ScaleCase:
                    if isinstance(v, str) or (isinstance(v, list) and v and isinstance(v[0], str))}
         return {"name": self.name, "origin": self.origin, "distribution": self.distribution,
                 "layout": self.layout, "shapes": shapes, "string_bytes": lengths, "notes": self.notes}
-
-
-def is_array_list(v: Any) -> bool:
-    """A list of tensors' argument: a non-empty list of arrays."""
-    return isinstance(v, list) and bool(v) and all(isinstance(e, np.ndarray) for e in v)
 
 
 def arrays_nbytes(args: dict[str, Any]) -> int:
