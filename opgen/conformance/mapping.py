@@ -84,6 +84,12 @@ class Plan:
     # The spec the overload belongs to, where the translation chose one of its row's ``others``
     # (Trilu's upper=0 is torch.tril); None: the row's own op.
     spec: Spec | None = None
+    # A composed node (ONNX's N-input Max, select_last_index, an exclusive CumSum): the next kernel
+    # call, planned from this call's result (the kernel's own output, or a view of it, is the next
+    # call's input). ``outputs`` of every step are compared; a step that produces no ONNX output
+    # has ``outputs={}``. The next plan names its spec (one of the row's ops).
+    then: Callable[[Any], Plan] | None = None
+
 
 
 # A translation gets the node and the row's op's spec, then the specs of the row's ``others``.
@@ -111,6 +117,19 @@ class Mapping:
         if missing:
             raise Inexpressible(f"op {missing[0]}", "this project has no spec for it")
         plan = self.translate(node, *(specs[op] for op in self.ops))
+        if plan.spec is None:
+            plan.spec = specs[self.opgen_op]
+        return self.admit(plan)
+
+    def following(self, plan: Plan, result: Any) -> Plan:
+        """The next step of a composed plan, from this step's result; it must name its spec."""
+        assert plan.then is not None
+        step = plan.then(result)
+        if step.spec is None:
+            raise MappingError(f"a later step of the {self.onnx_op} translation names no spec")
+        return self.admit(step)
+
+    def admit(self, plan: Plan) -> Plan:
         if plan.spec is not None and plan.spec.op not in self.ops:
             raise MappingError(f"the {self.onnx_op} translation chose {plan.spec.op}, which its row does not name")
         return plan
@@ -230,14 +249,29 @@ def _binary(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args)
 
 
-def _two_of_variadic(node: Node, spec: Spec) -> Plan:
-    """ONNX Max and Min take 1 to N inputs; the opgen op takes two (NumPy's maximum, minimum)."""
+def _variadic_fold(node: Node, spec: Spec) -> Plan:
+    """ONNX Max and Min take 1 to N inputs, broadcast together; the opgen op (NumPy's maximum,
+    minimum) takes two. N inputs are a left fold, op(op(x0, x1), x2) ..., each step a kernel call
+    whose first input is the previous step's result (broadcasting pairwise is broadcasting all
+    together; a NaN propagates through every step). One input is op(x0, x0): x0 itself."""
     given = [x for x in node.inputs if x is not None]
-    if len(given) != 2:
-        raise Inexpressible(f"{len(given)} inputs", f"{spec.op} takes exactly two (x1, x2)")
+    if not given:
+        raise Inexpressible("no inputs", f"ONNX {node.op_type} takes 1 to N (an invalid case)")
     first, second = _params(spec, 2)
-    args = {first: given[0], second: given[1]}
-    return Plan(choose(spec, args), args)
+    operands = given if len(given) > 1 else given * 2
+
+    def step(acc: np.ndarray, k: int) -> Plan:
+        args = {first: acc, second: operands[k]}
+        last = k == len(operands) - 1
+        plan = Plan(choose(spec, args), args, {0: _same} if last else {}, spec=spec)
+        if not last:
+            plan.then = lambda result: step(result, k + 1)
+        return plan
+
+    plan = step(operands[0], 1)
+    plan.notes.append(f"{len(given)} inputs: {spec.op}(x0, x0)" if len(given) == 1 else
+                      f"{len(given)} inputs: a left fold of {spec.op}, {len(given) - 1} calls")
+    return plan
 
 
 def _leaky_relu(node: Node, spec: Spec) -> Plan:
@@ -584,8 +618,22 @@ def _merged(x: np.ndarray, axes: list[int], keep: bool) -> tuple[np.ndarray, int
     return merged, lo, shape
 
 
+def _is_noop(node: Node, axes_input_from: int) -> bool:
+    """noop_with_empty_axes=1 and no axes given (the input from opset ``axes_input_from``): the identity."""
+    given = node.input(1)
+    return node.opset >= axes_input_from and bool(node.attr("noop_with_empty_axes", 0)) and \
+        (given is None or np.asarray(given).size == 0)
+
+
 def _reduce_sum(node: Node, spec: Spec) -> Plan:
+    """ReduceSum is numpy.sum over one axis (adjacent ones merged by a reshape). The identity
+    (noop_with_empty_axes=1 without axes) is the sum over a dim of 1 added at the end by a reshape:
+    each element summed alone."""
     x = _required(node, 0, "data")
+    if _is_noop(node, 13):
+        args = {"a": x.reshape(x.shape + (1,)), "axis": x.ndim}
+        return Plan(choose(spec, args), args, {0: _reshape(x.shape)},
+                    ["noop_with_empty_axes=1 without axes: the sum over a dim of 1 added by a reshape"])
     axes, keep = _reduce_axes(node, x, spec, 13)
     merged, lo, shape = _merged(x, axes, keep)
     args = {"a": merged, "axis": lo}
@@ -594,37 +642,65 @@ def _reduce_sum(node: Node, spec: Spec) -> Plan:
 
 
 def _reduce_one(data: str = "a", axis: str = "axis", keepdims: str = "keepdims",
-                empty_error: str | None = None, fixed: dict[str, Any] | None = None) -> Callable[[Node, Spec], Plan]:
+                identity: float | None = None, fixed: dict[str, Any] | None = None) -> Callable[..., Plan]:
     """ReduceMean / ReduceMax / ReduceMin / ReduceProd / ReduceLogSumExp / ReduceL1 / ReduceL2 (axes
     an input from opset 18) as one call of a one-axis reduction with keepdims: adjacent axes merged by
     a reshape, which is exact for these (each is a function of the multiset of the reduced elements);
-    the result reshaped to ONNX's. ``fixed``: arguments the ONNX op implies (a norm's ord)."""
+    the result reshaped to ONNX's. ``fixed``: arguments the ONNX op implies (a norm's ord).
+    ``identity``: ReduceMax's -inf, ReduceMin's +inf, ONNX's result over an empty set, where the
+    opgen op (numpy.max, numpy.min) raises; an empty reduced axis is first padded with that one
+    element by numpy.pad (the row's second op), and the reduction runs over it."""
 
-    def translate(node: Node, spec: Spec) -> Plan:
+    def translate(node: Node, spec: Spec, pad: Spec | None = None) -> Plan:
         x = _required(node, 0, "data")
         axes, keep = _reduce_axes(node, x, spec, 18)
         merged, lo, shape = _merged(x, axes, keep)
-        if empty_error is not None and merged.shape[lo] == 0:
-            raise Inexpressible("an empty reduction", empty_error)
         # One axis: ONNX's keepdims is the kernel's; merged axes: reduced without, then reshaped.
-        args = {data: merged, **(fixed or {}), axis: lo, keepdims: bool(keep and len(axes) == 1 and x.ndim > 0)}
+        single = bool(keep and len(axes) == 1 and x.ndim > 0)
         notes = [f"axes {axes} merged into one by a reshape"] if len(axes) > 1 else []
-        return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
+        if identity is None or merged.shape[lo] or pad is None:
+            args = {data: merged, **(fixed or {}), axis: lo, keepdims: single}
+            return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes)
+        if merged.dtype.kind != "f":
+            raise Inexpressible(f"an empty reduction of dtype {merged.dtype}", f"ONNX gives the dtype's extreme "
+                                f"there; {spec.op} raises ValueError, and an infinity does not fit the dtype")
+        width = [w for d in range(merged.ndim) for w in ((0, 1) if d == lo else (0, 0))]
+        padded = {"array": merged, "pad_width": width, "mode": "constant", "constant_values": float(identity)}
+        notes.append(f"an empty set: padded with {identity} by {pad.op} (ONNX's result there), then {spec.op}")
+
+        def reduce(one: np.ndarray) -> Plan:
+            args = {data: one, **(fixed or {}), axis: lo, keepdims: single}
+            return Plan(choose(spec, args), args, {0: _reshape(shape)}, spec=spec)
+
+        return Plan(choose(pad, padded), padded, {}, notes, spec=pad, then=reduce)
 
     return translate
 
 
-def _arg_extreme(node: Node, spec: Spec) -> Plan:
+def _arg_extreme(node: Node, spec: Spec, sub: Spec) -> Plan:
+    """ArgMax / ArgMin: numpy.argmax / argmin (the first index of ties, NaN as NumPy). With
+    select_last_index=1 the last of ties: the first on the axis reversed (a view with a negative
+    stride), whose index i is n - 1 - i on the original axis, computed by operator.sub (the row's
+    second op) on the kernel's result."""
     x = _required(node, 0, "data")
-    if int(node.attr("select_last_index", 0)) != 0:
-        raise Inexpressible("attribute select_last_index=1", f"{spec.op} returns the first index of ties (NumPy's)")
     if x.ndim == 0:
         raise Inexpressible("a 0-d input", f"{spec.op} needs an axis to reduce")
     axis = _axis(node.attr("axis", 0), x.ndim)
-    if x.shape[axis] == 0:
+    n = x.shape[axis]
+    if n == 0:
         raise Inexpressible("an empty axis", f"{spec.op} raises ValueError there, as NumPy")
-    args = {"a": x, "axis": axis, "keepdims": bool(node.attr("keepdims", 1))}
-    return Plan(choose(spec, args), args)
+    keep = bool(node.attr("keepdims", 1))
+    if int(node.attr("select_last_index", 0)) == 0:
+        args = {"a": x, "axis": axis, "keepdims": keep}
+        return Plan(choose(spec, args), args)
+    args = {"a": np.flip(x, axis), "axis": axis, "keepdims": keep}
+
+    def back(index: np.ndarray) -> Plan:
+        last = {"a": np.array(n - 1, dtype=index.dtype), "b": index}
+        return Plan(choose(sub, last), last, spec=sub)
+
+    return Plan(choose(spec, args), args, {}, [f"select_last_index=1: {spec.op} on the axis reversed (a view), "
+                                                f"the index i mapped back as {n - 1} - i by {sub.op}"], then=back)
 
 
 def _result(position: int) -> Callable[[tuple[np.ndarray, ...]], np.ndarray]:
@@ -645,18 +721,33 @@ def _topk(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, {0: _result(0), 1: _result(1)})
 
 
-def _cumsum(node: Node, spec: Spec) -> Plan:
+def _cumsum(node: Node, spec: Spec, pad: Spec) -> Plan:
+    """CumSum is numpy.cumsum along ``axis``. reverse=1: the axis reversed (a view with a negative
+    stride) and the result reversed back (a view). exclusive=1 (out[i] sums x[:i]): the inclusive
+    sum of x without its last element along the axis (a view), then numpy.pad (the row's second op)
+    puts the empty sum, 0, in front."""
     x = _required(node, 0, "x")
     axis_t = _required(node, 1, "axis")
-    if int(node.attr("exclusive", 0)) != 0:
-        raise Inexpressible("attribute exclusive=1", f"{spec.op} is the inclusive prefix sum")
-    if int(node.attr("reverse", 0)) != 0:
-        raise Inexpressible("attribute reverse=1", f"{spec.op} sums forward (a reversed view would need the "
-                            "result reversed back, and a translation reverses only inputs)")
     if x.ndim == 0:
         raise Inexpressible("a 0-d input", f"{spec.op} needs an axis")
-    args = {"a": x, "axis": _axis(int(np.asarray(axis_t).reshape(-1)[0]), x.ndim)}
-    return Plan(choose(spec, args), args)
+    axis = _axis(int(np.asarray(axis_t).reshape(-1)[0]), x.ndim)
+    reverse, exclusive = bool(int(node.attr("reverse", 0))), bool(int(node.attr("exclusive", 0)))
+    view, notes = (np.flip(x, axis), ["reverse=1: the axis reversed (views) before and after"]) if reverse else (x, [])
+    flip_back: Callable[[np.ndarray], np.ndarray] = (lambda y: np.flip(y, axis)) if reverse else _same
+    n = x.shape[axis]
+    if not exclusive or n == 0:  # an empty axis: the exclusive sum is empty too
+        args = {"a": view, "axis": axis}
+        return Plan(choose(spec, args), args, {0: flip_back}, notes)
+    args = {"a": view[(slice(None),) * axis + (slice(0, n - 1),)], "axis": axis}
+    notes.append(f"exclusive=1: {spec.op} of the first {n - 1} along the axis, then {pad.op} puts 0 in front")
+
+    def shift(inclusive: np.ndarray) -> Plan:
+        width = [w for d in range(x.ndim) for w in ((1, 0) if d == axis else (0, 0))]
+        zero = 0 if inclusive.dtype.kind in "iu" else 0.0
+        padded = {"array": inclusive, "pad_width": width, "mode": "constant", "constant_values": zero}
+        return Plan(choose(pad, padded), padded, {0: flip_back}, spec=pad)
+
+    return Plan(choose(spec, args), args, {}, notes, then=shift)
 
 
 def _softmax(node: Node, spec: Spec) -> Plan:
@@ -945,11 +1036,13 @@ def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
     return x.reshape(b, s, heads, hd // heads).transpose(0, 2, 1, 3)
 
 
-def _attention(node: Node, spec: Spec) -> Plan:
+def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
     """ONNX Attention as one call of opgen.nn.attention: the KV cache concatenated before K/V, the
     mask (bool as 0/-inf, padded to T with -inf, nonpad_kv_seqlen as -inf past each sequence's
     length) as a broadcast (B, Hq, S, T) bias view, is_causal and the windows aligned at the past
-    length, softcap and scale as they are."""
+    length, softcap and scale as they are. present_key and present_value (the cache after this
+    step: past then the new keys, (B, Hkv, T, D)) are numpy.concatenate's (the row's second op)
+    of past_key and K (4-d views), and of past_value and V; without a past, of K (V) alone."""
     q, k, v = _required(node, 0, "Q"), _required(node, 1, "K"), _required(node, 2, "V")
     mask, past_k, past_v, nonpad = node.input(3), node.input(4), node.input(5), node.input(6)
     three_d = q.ndim == 3
@@ -974,6 +1067,7 @@ def _attention(node: Node, spec: Spec) -> Plan:
                             "in float32 or wider, not in a narrower type")
     notes = []
     past = 0
+    new_kv = (k, v)  # the 4-d views of this step's keys and values, before any past
     if past_k is not None:  # the KV cache and the new keys, one sequence
         past = past_k.shape[2]
         k, v = np.concatenate([past_k, k], axis=2), np.concatenate([past_v, v], axis=2)
@@ -1044,7 +1138,27 @@ def _attention(node: Node, spec: Spec) -> Plan:
         outputs = {0: _same}
     if "scale" not in node.attrs:
         notes.append(f"scale = 1/sqrt({d})")
-    return Plan(overload, args, outputs, notes)
+    plan = Plan(overload, args, outputs, notes)
+    presents = [(position, [p for p in (past_x,) if p is not None] + [new])
+                for position, past_x, new in ((1, past_k, new_kv[0]), (2, past_v, new_kv[1])) if node.wants(position)]
+    if presents:
+        plan.then = _presents(presents, concat)
+        notes.append(f"{' and '.join(('present_key', 'present_value')[p - 1] for p, _ in presents)} by "
+                     f"{concat.op} of {'the past and ' if past_k is not None else ''}the new (4-d views)")
+    return plan
+
+
+def _presents(presents: list[tuple[int, list[np.ndarray]]], concat: Spec) -> Callable[[Any], Plan]:
+    """The steps after the attention call: one numpy.concatenate call along the sequence (axis 2)
+    for each ONNX output ``position`` of ``presents``, of its arrays (past, then new)."""
+
+    def step(_: Any) -> Plan:
+        (position, arrays), rest = presents[0], presents[1:]
+        args = {"arrays": arrays, "axis": 2}
+        return Plan(choose(concat, args), args, {position: _same}, spec=concat,
+                    then=_presents(rest, concat) if rest else None)
+
+    return step
 
 
 def _rotary(node: Node, spec: Spec) -> Plan:
@@ -1119,8 +1233,10 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
     Mapping("Div", "operator.truediv", _div, "A / B, NumPy broadcasting; on integers operator.floordiv where "
             "truncation and flooring agree on the data", others=("operator.floordiv",)),
-    Mapping("Max", "numpy.maximum", _two_of_variadic, "two inputs: numpy.maximum (NaN propagates)"),
-    Mapping("Min", "numpy.minimum", _two_of_variadic, "two inputs: numpy.minimum (NaN propagates)"),
+    Mapping("Max", "numpy.maximum", _variadic_fold, "numpy.maximum, N inputs as a left fold of calls, one as "
+            "maximum(x, x) (NaN propagates)"),
+    Mapping("Min", "numpy.minimum", _variadic_fold, "numpy.minimum, N inputs as a left fold of calls, one as "
+            "minimum(x, x) (NaN propagates)"),
     Mapping("Exp", "numpy.exp", _unary, "exp(X)"),
     Mapping("Log", "numpy.log", _unary, "log(X)"),
     Mapping("Sqrt", "numpy.sqrt", _unary, "sqrt(X)"),
@@ -1153,15 +1269,15 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Xor", "numpy.logical_xor", _binary, "A xor B on bool tensors, NumPy broadcasting"),
     Mapping("Not", "numpy.logical_not", _unary, "not X on a bool tensor"),
     Mapping("ReduceSum", "numpy.sum", _reduce_sum, "sum over one axis, or adjacent axes merged by a reshape; "
-            "keepdims by a reshape"),
+            "keepdims by a reshape; noop_with_empty_axes=1 without axes as the sum over an added dim of 1"),
     Mapping("ReduceMean", "numpy.mean", _reduce_one(),
             "mean over one axis, or adjacent axes merged by a reshape; keepdims as ONNX's"),
-    Mapping("ReduceMax", "numpy.max", _reduce_one(empty_error="ONNX gives -inf for an empty set, numpy.max raises "
-                                                  "ValueError"),
-            "max over one axis or adjacent axes merged by a reshape (NaN propagates); not over an empty set"),
-    Mapping("ReduceMin", "numpy.min", _reduce_one(empty_error="ONNX gives +inf for an empty set, numpy.min raises "
-                                                  "ValueError"),
-            "min over one axis or adjacent axes merged by a reshape (NaN propagates); not over an empty set"),
+    Mapping("ReduceMax", "numpy.max", _reduce_one(identity=-math.inf),
+            "max over one axis or adjacent axes merged by a reshape (NaN propagates); an empty set padded with "
+            "-inf by numpy.pad first", others=("numpy.pad",)),
+    Mapping("ReduceMin", "numpy.min", _reduce_one(identity=math.inf),
+            "min over one axis or adjacent axes merged by a reshape (NaN propagates); an empty set padded with "
+            "+inf by numpy.pad first", others=("numpy.pad",)),
     Mapping("ReduceProd", "numpy.prod", _reduce_one(),
             "product over one axis, or adjacent axes merged by a reshape (an empty set gives 1)"),
     Mapping("ReduceLogSumExp", "torch.logsumexp", _reduce_one(data="input", axis="dim", keepdims="keepdim"),
@@ -1170,9 +1286,12 @@ MAPPINGS: tuple[Mapping, ...] = (
             "ord 1 over one axis, or adjacent axes merged by a reshape (an empty set gives 0)"),
     Mapping("ReduceL2", "torch.linalg.vector_norm", _reduce_one(data="x", axis="dim", keepdims="keepdim", fixed={"ord": 2.0}),
             "ord 2 over one axis, or adjacent axes merged by a reshape (an empty set gives 0)"),
-    Mapping("ArgMax", "numpy.argmax", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
-    Mapping("ArgMin", "numpy.argmin", _arg_extreme, "axis, keepdims; select_last_index=0 only (first of ties)"),
-    Mapping("CumSum", "numpy.cumsum", _cumsum, "inclusive forward prefix sum: exclusive=0, reverse=0 only"),
+    Mapping("ArgMax", "numpy.argmax", _arg_extreme, "axis, keepdims; select_last_index=1 as argmax on the axis "
+            "reversed (a view), then n - 1 - i by operator.sub", others=("operator.sub",)),
+    Mapping("ArgMin", "numpy.argmin", _arg_extreme, "axis, keepdims; select_last_index=1 as argmin on the axis "
+            "reversed (a view), then n - 1 - i by operator.sub", others=("operator.sub",)),
+    Mapping("CumSum", "numpy.cumsum", _cumsum, "prefix sum; reverse=1 on reversed views; exclusive=1 as the sum "
+            "without the last element, then numpy.pad puts 0 in front", others=("numpy.pad",)),
     Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),
     Mapping("LogSoftmax", "torch.nn.functional.log_softmax", _softmax,
             "log-softmax along axis (opset < 13: coerced to 2-d)"),
@@ -1200,8 +1319,9 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
     Mapping("Attention", "opgen.nn.attention", _attention,
             "float32; the mask as a 0/-inf-padded bias view, past_key/past_value concatenated, causal and windows "
-            "at the past length; Y only; nonpad_kv_seqlen with is_causal or windows only where one length serves "
-            "every batch entry"),
+            "at the past length; present_key/present_value by numpy.concatenate; not qk_matmul_output; "
+            "nonpad_kv_seqlen with is_causal or windows only where one length serves every batch entry",
+            others=("numpy.concatenate",)),
     Mapping("RotaryEmbedding", "opgen.nn.apply_rotary", _rotary,
             "float32; 3-d split into heads by num_heads; the caches' rows gathered by position_ids, viewed as "
             "(B, 1, S, R); rotary_embedding_dim = 2R; interleaved"),

@@ -188,13 +188,26 @@ class _Call:
     op: int  # index into the run's op results
     case: int  # index into that op's cases
     data_set: int
-    plan: Plan
+    plan: Plan  # the step to run next (the only one, unless the plan is composed)
     expected: tuple[np.ndarray, ...]  # the node's present outputs, in order
     output_positions: list[int]  # the node's present outputs' positions
+    mapping: Mapping
     entry: Entry | None = None  # the served entry, once found and built
     library: str | None = None  # its build
     spec_path: str | None = None
     answer: dict[str, Any] | None = None  # the worker's answer, or {"decided": CaseResult} without a call
+    # The steps of a composed plan run so far: each plan, its kernel's result, its served variant.
+    done: list[tuple[Plan, Any, str | None]] = field(default_factory=list)
+
+    def next_step(self) -> bool:
+        """After a step answered ok: plan the next one from its result (True), or there is none."""
+        if self.plan.then is None or self.answer.get("inputs_written"):
+            return False  # the last step, or one that wrote its input: judged as it is
+        result = self.answer["out"] if "out" in self.answer else np.asarray(self.answer.get("value"))
+        self.done.append((self.plan, result, self.entry.variant if self.entry else None))
+        self.plan = self.mapping.following(self.plan, result)
+        self.entry = self.library = self.spec_path = self.answer = None
+        return True
 
 
 def run_onnx(project: Project, names: list[str] | None = None, *, target: str = "cpp",
@@ -222,7 +235,6 @@ def run_onnx(project: Project, names: list[str] | None = None, *, target: str = 
                 node, positions = _node(case, inputs)
                 try:
                     plan = m.plan(node, specs)
-                    plan.spec = plan.spec or specs[m.opgen_op]
                 except Inexpressible as exc:
                     per_set.append(CaseResult(case.name, "inexpressible", str(exc), subject=exc.subject, why=exc.why))
                     continue
@@ -235,13 +247,11 @@ def run_onnx(project: Project, names: list[str] | None = None, *, target: str = 
                                               f"{type(exc).__name__}: {exc}", error_kind="mapping"))
                     continue
                 per_set.append(None)
-                pending.append(_Call(len(ops) - 1, ci, di, plan, outputs, positions))
+                pending.append(_Call(len(ops) - 1, ci, di, plan, outputs, positions, m))
             per_case.append(per_set)
         decided.append(per_case)
 
-    _serve_and_build(pending, specs, registry, target_id, ops, cases)
-    runnable = [c for c in pending if c.entry is not None and c.answer is None]
-    remaining = Counter(c.op for c in runnable)
+    remaining = Counter(c.op for c in pending)
     next_op, last = [0], [time.monotonic()]
 
     def advance() -> None:
@@ -256,14 +266,36 @@ def run_onnx(project: Project, names: list[str] | None = None, *, target: str = 
             progress(op)
             next_op[0] += 1
 
-    advance()
-
-    def answered(call: _Call) -> None:
-        remaining[call.op] -= 1
+    # Rounds: every call's first step, then the next step of each composed plan whose step answered
+    # ok (planned from that answer), until no step is left.
+    steps = pending
+    while steps:
+        _serve_and_build(steps, specs, registry, target_id, ops, cases)
+        for call in steps:
+            if call.answer is not None:  # no served kernel, or it no longer builds: decided here
+                remaining[call.op] -= 1
         advance()
+        runnable = [c for c in steps if c.answer is None]
+        following: list[_Call] = []
 
-    if runnable:
-        _run_calls(runnable, the_target.limits(Limits()), timeout, answered)
+        def answered(call: _Call) -> None:
+            if call.answer.get("status") == "ok":
+                try:
+                    if call.next_step():
+                        following.append(call)
+                        return
+                except (Inexpressible, MappingError) as exc:
+                    name = cases[ops[call.op].onnx_op][call.case].name
+                    status, kind = ("inexpressible", None) if isinstance(exc, Inexpressible) else ("error", "mapping")
+                    call.answer = {"decided": CaseResult(name, status, str(exc), error_kind=kind,
+                                                         subject=getattr(exc, "subject", None),
+                                                         why=getattr(exc, "why", None))}
+            remaining[call.op] -= 1
+            advance()
+
+        if runnable:
+            _run_calls(runnable, the_target.limits(Limits()), timeout, answered)
+        steps = following
     advance()
     return Report(target_id, ops, time.monotonic() - started, onnx_version())
 
@@ -440,41 +472,51 @@ def _settle(pending: list[_Call], op_index: int, decided: list, cases: dict[str,
         if call.op != op_index or decided[op_index][call.case][call.data_set] is not None:
             continue
         name = cases[op.onnx_op][call.case].name
-        decided[op_index][call.case][call.data_set] = _judge(name, call, cases[op.onnx_op][call.case], call.plan.spec.op)
+        first = call.done[0][0] if call.done else call.plan  # the op that computes the node's main output
+        decided[op_index][call.case][call.data_set] = _judge(name, call, cases[op.onnx_op][call.case], first.spec.op)
 
 
 def _judge(name: str, call: _Call, case: Case, opgen_op: str) -> CaseResult:
     answer = call.answer or {"status": "error", "kind": "worker", "message": "no answer"}
     if "decided" in answer:
         return answer["decided"]
-    plan = call.plan
-    base = dict(overload=plan.overload.name, variant=call.entry.variant if call.entry else None, notes=plan.notes)
+    first = call.done[0] if call.done else (call.plan, None, call.entry.variant if call.entry else None)
+    notes = [n for plan, _, _ in call.done for n in plan.notes] + call.plan.notes
+    if call.done:  # a composed plan: name its steps, in order
+        notes.append("composed: " + " then ".join(f"{p.spec.op} [{p.overload.name}]"
+                                                  for p in [*(d[0] for d in call.done), call.plan]))
+    base = dict(overload=first[0].overload.name, variant=first[2], notes=notes)
     if answer.get("status") != "ok":
         return CaseResult(name, "error", str(answer.get("message", "")), error_kind=answer.get("kind"), **base)
-    expected = dict(zip(call.output_positions, call.expected))
-    not_computed = [case.outputs[p] for p in call.output_positions if p not in plan.outputs]
-    checked = [case.outputs[p] for p in call.output_positions if p in plan.outputs]
-    if answer.get("inputs_written"):
-        return CaseResult(name, "wrong", f"the kernel wrote its input {', '.join(answer['inputs_written'])}",
-                          outputs_checked=checked, outputs_not_computed=not_computed, **base)
     result = answer.get("out")
     if result is None:
         result = np.asarray(answer.get("value"))
-    for position, produce in plan.outputs.items():
-        if position not in expected:
-            continue  # the node does not ask for this output
-        try:
-            got = produce(result)
-        except ValueError as exc:  # the result does not have the shape the translation expects
-            shapes = [list(r.shape) for r in result] if isinstance(result, tuple) else list(result.shape)
-            return CaseResult(name, "wrong", f"output {case.outputs[position]}: the result of shape "
-                              f"{shapes} does not fit ({exc})", outputs_checked=checked,
-                              outputs_not_computed=not_computed, **base)
-        mismatch = compare(got, expected[position], case.rtol, case.atol)
-        if mismatch is not None:
-            mismatch["output"] = case.outputs[position]
-            return CaseResult(name, "wrong", f"output {case.outputs[position]}: {mismatch['message']}",
-                              outputs_checked=checked, outputs_not_computed=not_computed, mismatch=mismatch, **base)
+    steps = [(plan, got) for plan, got, _ in call.done] + [(call.plan, result)]
+    produced = {position for plan, _ in steps for position in plan.outputs}
+    expected = dict(zip(call.output_positions, call.expected))
+    not_computed = [case.outputs[p] for p in call.output_positions if p not in produced]
+    checked = [case.outputs[p] for p in call.output_positions if p in produced]
+    if answer.get("inputs_written"):
+        return CaseResult(name, "wrong", f"the kernel wrote its input {', '.join(answer['inputs_written'])}",
+                          outputs_checked=checked, outputs_not_computed=not_computed, **base)
+    for plan, step_result in steps:
+        for position, produce in plan.outputs.items():
+            if position not in expected:
+                continue  # the node does not ask for this output
+            try:
+                got = produce(step_result)
+            except ValueError as exc:  # the result does not have the shape the translation expects
+                shapes = [list(r.shape) for r in step_result] if isinstance(step_result, tuple) \
+                    else list(step_result.shape)
+                return CaseResult(name, "wrong", f"output {case.outputs[position]}: the result of shape "
+                                  f"{shapes} does not fit ({exc})", outputs_checked=checked,
+                                  outputs_not_computed=not_computed, **base)
+            mismatch = compare(got, expected[position], case.rtol, case.atol)
+            if mismatch is not None:
+                mismatch["output"] = case.outputs[position]
+                return CaseResult(name, "wrong", f"output {case.outputs[position]}: {mismatch['message']}",
+                                  outputs_checked=checked, outputs_not_computed=not_computed, mismatch=mismatch,
+                                  **base)
     if not_computed:
         subject = f"output{'s' if len(not_computed) > 1 else ''} {', '.join(not_computed)}"
         why = f"{opgen_op} computes only {', '.join(checked) or 'other outputs'}"
