@@ -856,13 +856,12 @@ def _pool_output(size: int, kernel: int, stride: int, begin: int, end: int, ceil
     return out
 
 
-def _onnx_pads(node: Node, spec: Spec, size: list[int], kernel: list[int], span: list[int], strides: list[int],
-               ceil: bool) -> tuple[list[int], list[int], str]:
-    """The padding (one per pooled dim, both ends alike), ONNX's output sizes and how the pads were
-    given (an auto_pad, or ""), from ``pads`` or ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER as
-    ONNX computes them) for windows spanning ``span`` (the dilated kernel). Asymmetric pads and
-    pads over half the kernel (torch refuses them) are inexpressible."""
-    nd = len(kernel)
+def _onnx_pads(node: Node, size: list[int], span: list[int], strides: list[int],
+               ceil: bool) -> tuple[list[int], list[int], list[int], str]:
+    """The padding at the start and at the end of each pooled dim, ONNX's output sizes and how the
+    pads were given (an auto_pad, or ""), from ``pads`` or ``auto_pad`` (VALID, SAME_UPPER,
+    SAME_LOWER as ONNX computes them) for windows spanning ``span`` (the dilated kernel)."""
+    nd = len(span)
     auto = str(node.attr("auto_pad", "NOTSET") or "NOTSET")
     if auto == "NOTSET":
         pads = [int(p) for p in node.attr("pads", [0] * 2 * nd)]
@@ -877,21 +876,25 @@ def _onnx_pads(node: Node, spec: Spec, size: list[int], kernel: list[int], span:
         small, big = [t // 2 for t in total], [t - t // 2 for t in total]
         begin, end = (small, big) if auto == "SAME_UPPER" else (big, small)
     via = "" if auto == "NOTSET" else f" (auto_pad {auto})"
-    if begin != end:
-        raise Inexpressible(f"pads {begin + end}{via}", f"are not symmetric: {spec.op} pads both ends of a dim alike")
-    if any(2 * p > k for p, k in zip(begin, kernel)):
-        raise Inexpressible(f"pads {begin}{via} over half the kernel {kernel}", f"{spec.op} refuses them (ValueError), "
-                            "as PyTorch does")
-    return begin, out, via
+    return begin, end, out, via
 
 
 def _pool_by_rank(kind: str) -> Translate:
     """MaxPool / AveragePool by the kernel's rank, through the ops with torch's options (max:
     dilation and ceil_mode; avg: ceil_mode and count_include_pad, no dilation): 1-d and 3-d ops, and
     the 2-d op's f32_options overload, or its plain f32 (floor mode, no dilation, padding counted)
-    where that gives the same windows and divisors."""
+    where that gives the same windows and divisors.
 
-    def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec) -> Plan:
+    Pads torch cannot take (asymmetric, or over half the kernel) are numpy.pad's first (the row's
+    fourth op): -inf for MaxPool (never the largest of a window holding an element), 0 for
+    AveragePool, then the pool without padding. count_include_pad=1 divides by the whole window,
+    which the pool of the zero-padded input does; count_include_pad=0 divides by the window's
+    elements of X: the pool of the padded X divided by operator.truediv (the row's fifth op) by
+    the pool of the padded mask of X (1 on X, 0 on the pads: a constant of the shapes), that is
+    (sum / K) / (count / K)."""
+
+    def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec, pad_op: Spec,
+                  truediv: Spec | None = None) -> Plan:
         kernel = [int(k) for k in node.attr("kernel_shape", [])]
         nd = len(kernel)
         if nd not in (1, 2, 3):
@@ -907,40 +910,84 @@ def _pool_by_rank(kind: str) -> Translate:
         size = [int(s) for s in x.shape[-nd:]]
         eff = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
         ceil = bool(node.attr("ceil_mode", 0))
-        pad, out, via = _onnx_pads(node, spec, size, kernel, eff, strides, ceil)
-        # torch's output sizes in floor or ceil mode; the one that gives ONNX's (an auto_pad's
-        # count may need either)
-        sizes = {c: [pool_out_size(size[i], kernel[i], strides[i], pad[i], dilations[i], c) for i in range(nd)]
-                 for c in (False, True)}
-        mode = ceil if sizes[ceil] == out else (not ceil if sizes[not ceil] == out else None)
-        if mode is None:
-            raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
-                                f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or {sizes[True]} (ceil)")
+        begin, end, out, via = _onnx_pads(node, size, eff, strides, ceil)
         count_include_pad = bool(node.attr("count_include_pad", 0))
-        if nd == 2 and sizes[False] == out and all(d == 1 for d in dilations) and \
-                (kind == "max" or count_include_pad or not any(pad)):
-            # the plain 2-d overload: floor-mode windows (every one inside the padded input, so
-            # count_include_pad=1's divisor is the full kernel), no dilation
-            args: dict[str, Any] = {"input": x, "kernel_h": kernel[0], "kernel_w": kernel[1], "stride_h": strides[0],
-                                    "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
-            notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
-            return Plan(choose(spec, args), args, {0: _same}, notes)
-        if nd == 1:
-            args = {"input": x, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
-            if kind == "max":
-                args["dilation"] = dilations[0]
-        else:
-            axes = "dhw"[3 - nd:]
-            args = {"input": x}
-            for key, vals in (("kernel", kernel), ("stride", strides), ("pad", pad)):
-                args.update({f"{key}_{a}": int(v) for a, v in zip(axes, vals)})
-            if kind == "max":
-                args.update({f"dilation_{a}": int(v) for a, v in zip(axes, dilations)})
-        args["ceil_mode"] = mode
-        if kind == "average":
-            args["count_include_pad"] = count_include_pad
-        notes = [f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here"] if mode != ceil else []
-        return Plan(choose(spec, args), args, {0: _same}, notes, spec=None if nd == 2 else spec)
+
+        def call(inp: np.ndarray, pad: list[int], extent: list[int], include: bool) -> Plan:
+            """One pool call on ``inp`` (pooled dims ``extent``) with torch's symmetric ``pad``."""
+            # torch's output sizes in floor or ceil mode; the one that gives ONNX's (an auto_pad's
+            # count may need either)
+            sizes = {c: [pool_out_size(extent[i], kernel[i], strides[i], pad[i], dilations[i], c) for i in range(nd)]
+                     for c in (False, True)}
+            mode = ceil if sizes[ceil] == out else (not ceil if sizes[not ceil] == out else None)
+            if mode is None:
+                raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
+                                    f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or "
+                                    f"{sizes[True]} (ceil)")
+            if nd == 2 and sizes[False] == out and all(d == 1 for d in dilations) and \
+                    (kind == "max" or include or not any(pad)):
+                # the plain 2-d overload: floor-mode windows (every one inside the padded input, so
+                # count_include_pad=1's divisor is the full kernel), no dilation
+                args: dict[str, Any] = {"input": inp, "kernel_h": kernel[0], "kernel_w": kernel[1],
+                                        "stride_h": strides[0], "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
+                notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
+                return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
+            if nd == 1:
+                args = {"input": inp, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
+                if kind == "max":
+                    args["dilation"] = dilations[0]
+            else:
+                axes = "dhw"[3 - nd:]
+                args = {"input": inp}
+                for key, vals in (("kernel", kernel), ("stride", strides), ("pad", pad)):
+                    args.update({f"{key}_{a}": int(v) for a, v in zip(axes, vals)})
+                if kind == "max":
+                    args.update({f"dilation_{a}": int(v) for a, v in zip(axes, dilations)})
+            args["ceil_mode"] = mode
+            if kind == "average":
+                args["count_include_pad"] = include
+            notes = [f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here"] if mode != ceil else []
+            return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
+
+        if begin == end and all(2 * p <= k for p, k in zip(begin, kernel)):
+            return call(x, begin, size, count_include_pad)
+        # torch's pools pad both ends alike, by at most half the kernel: numpy.pad first
+        pads = begin + end
+        if any(b >= e or a >= e for b, a, e in zip(begin, end, eff)):
+            raise Inexpressible(f"pads {pads}{via}", "a window wholly in the padding")
+        extent = [n + b + a for n, b, a in zip(size, begin, end)]
+        floor_sizes = [pool_out_size(extent[i], kernel[i], strides[i], 0, dilations[i], False) for i in range(nd)]
+        if kind == "average" and floor_sizes != out:
+            raise Inexpressible(f"attribute ceil_mode=1 with pads {pads}{via}", "a window past the padded input, "
+                                "whose divisor torch and ONNX count differently")
+        width = [0, 0] * (x.ndim - nd) + [w for b, a in zip(begin, end) for w in (b, a)]
+        fill = -math.inf if kind == "max" else 0.0
+        padded = {"array": x, "pad_width": width, "mode": "constant", "constant_values": fill}
+        notes = [f"pads {pads}{via} by {pad_op.op} ({fill}), then {spec.op} without padding"]
+        if kind == "max" or count_include_pad:
+            return Plan(choose(pad_op, padded), padded, {}, notes, spec=pad_op,
+                        then=lambda y: call(y, [0] * nd, extent, True))
+        assert truediv is not None
+        mask = np.pad(np.ones(size, x.dtype), list(zip(begin, end))).reshape((1,) * (x.ndim - nd) + tuple(extent))
+        notes.append(f"count_include_pad=0: divided by {truediv.op} by the pool of X's mask (1 on X, 0 on the pads)")
+
+        def sums(padded_x: np.ndarray) -> Plan:
+            of_x = call(padded_x, [0] * nd, extent, True)
+            of_x.outputs = {}
+            of_x.then = lambda pooled_x: counts(pooled_x)
+            return of_x
+
+        def counts(pooled_x: np.ndarray) -> Plan:
+            of_mask = call(mask, [0] * nd, extent, True)
+            of_mask.outputs = {}
+            of_mask.then = lambda pooled_mask: divide(pooled_x, pooled_mask)
+            return of_mask
+
+        def divide(pooled_x: np.ndarray, pooled_mask: np.ndarray) -> Plan:
+            args = {"a": pooled_x, "b": pooled_mask}
+            return Plan(choose(truediv, args), args, spec=truediv)
+
+        return Plan(choose(pad_op, padded), padded, {}, notes, spec=pad_op, then=sums)
 
     return translate
 
@@ -1305,12 +1352,15 @@ MAPPINGS: tuple[Mapping, ...] = (
             "linear for alpha = 1 with no C or beta = 1 and C one row; else torch.addmm (alpha, beta, C broadcast "
             "to (M, N) as a stride-0 view; no C: beta = 0); transposes as views", others=("torch.addmm",)),
     Mapping("MaxPool", "torch.nn.functional.max_pool2d", _pool_by_rank("max"),
-            "1-d, 2-d or 3-d by kernel rank: symmetric pads up to half the kernel; dilations and ceil_mode (2-d: "
-            "the f32_options overload where the plain one's floor-mode windows differ); Y only (not Indices)",
-            others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d")),
+            "1-d, 2-d or 3-d by kernel rank: symmetric pads up to half the kernel, others by numpy.pad (-inf) "
+            "first; dilations and ceil_mode (2-d: the f32_options overload where the plain one's floor-mode windows "
+            "differ); Y only (not Indices)",
+            others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d", "numpy.pad")),
     Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
-            "as MaxPool but no dilations; count_include_pad either way",
-            others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d")),
+            "as MaxPool but no dilations; count_include_pad either way; other pads by numpy.pad (0) first, "
+            "count_include_pad=0 then divided by the pool of X's mask (operator.truediv)",
+            others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d", "numpy.pad",
+                    "operator.truediv")),
     Mapping("Gather", "numpy.take", _gather, "any axis; negative indices counted from the end; int32 indices as int64"),
     Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
             "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),
