@@ -1024,12 +1024,17 @@ def _gather_elements(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, notes=notes)
 
 
-def _lp_normalization(node: Node, spec: Spec) -> Plan:
+def _lp_normalization(node: Node, spec: Spec, norm: Spec, truediv: Spec) -> Plan:
+    """p = 2: torch.nn.functional.normalize, whose eps is checked on the data. p = 1: X divided by
+    operator.truediv (the row's third op) by its L1 norm along the axis, computed by
+    torch.linalg.vector_norm (ord 1, keepdim; the row's second op) from X."""
     x = _required(node, 0, "input")
     p = int(node.attr("p", 2))
-    if p != 2:
-        raise Inexpressible(f"attribute p={p}", f"{spec.op}'s kernel is the L2 norm only")
     axis = int(node.attr("axis", -1))
+    if p == 1:
+        return _l1_normalization(node, x, axis, norm, truediv)
+    if p != 2:
+        raise Inexpressible(f"attribute p={p}", "ONNX allows p = 1 or 2 only (an invalid case)")
     args = {"input": x, "p": 2.0, "dim": axis, "eps": 0.0}
     overload = choose(spec, args)
     # normalize divides by max(norm, eps); ONNX by the norm (0 where it is 0). The smallest eps the
@@ -1042,6 +1047,26 @@ def _lp_normalization(node: Node, spec: Spec) -> Plan:
             raise Inexpressible(f"a slice whose L2 norm is below eps={eps:g}",
                                 f"ONNX divides by the norm, {spec.op} by max(norm, eps)")
     return Plan(overload, args, {0: _same}, [f"eps={eps:g} (ONNX has none; no slice's norm is below it)"])
+
+
+def _l1_normalization(node: Node, x: np.ndarray, axis: int, norm: Spec, truediv: Spec) -> Plan:
+    if x.ndim == 0:
+        raise Inexpressible("a 0-d input", "LpNormalization needs an axis (an invalid case)")
+    a = _axis(axis, x.ndim)
+    if x.dtype.kind == "f" and (x < 0).any():
+        # ONNX's spec takes |x|; its reference (which made the expected outputs) sums x itself
+        raise Inexpressible("negative values with p=1", "ONNX's reference sums x where its spec sums |x| "
+                            f"({norm.op} with ord 1); the two disagree here")
+    if (np.abs(x).sum(axis=a) == 0).any():
+        raise Inexpressible("a slice whose L1 norm is 0", f"ONNX gives 0 there, {truediv.op}'s 0 / 0 is nan")
+    args = {"x": x, "ord": 1.0, "dim": a, "keepdim": True}
+
+    def divide(norms: np.ndarray) -> Plan:
+        quotient = {"a": x, "b": norms}
+        return Plan(choose(truediv, quotient), quotient, spec=truediv)
+
+    return Plan(choose(norm, args), args, {}, [f"p=1: X / {norm.op}(X, ord 1, keepdim) by {truediv.op}"],
+                spec=norm, then=divide)
 
 
 def _rms_norm(node: Node, spec: Spec) -> Plan:
@@ -1365,7 +1390,8 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
             "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),
     Mapping("LpNormalization", "torch.nn.functional.normalize", _lp_normalization,
-            "p = 2, eps at the gate's smallest (no slice's norm below it)"),
+            "p = 2, eps at the gate's smallest (no slice's norm below it); p = 1 as X / vector_norm(X, ord 1) "
+            "by operator.truediv", others=("torch.linalg.vector_norm", "operator.truediv")),
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
     Mapping("Attention", "opgen.nn.attention", _attention,
             "float32; the mask as a 0/-inf-padded bias view, past_key/past_value concatenated, causal and windows "
