@@ -1156,6 +1156,7 @@ def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
     if left < -1 or right < -1:
         raise Inexpressible(f"left_window_size={left}, right_window_size={right}", "below -1 (an invalid case)")
     offset = past
+    offsets: list[int] | None = None  # one offset per batch entry, where they differ
     if nonpad is not None:
         lengths = np.asarray(nonpad).reshape(-1).astype(np.int64)
         if lengths.shape != (batch,):
@@ -1163,13 +1164,15 @@ def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
                                 f"batch entry ({batch}) (an invalid case)")
         if is_causal or left >= 0 or right >= 0:
             # The causal frontier and the windows sit at nonpad_kv_seqlen[b] - S: one offset per
-            # batch entry, and opgen.nn.attention takes one offset per call.
+            # batch entry, and opgen.nn.attention takes one offset per call: where they differ, one
+            # call per batch entry, the results joined by numpy.concatenate.
             if batch and not (lengths == lengths[0]).all():
-                raise Inexpressible(f"nonpad_kv_seqlen {lengths.tolist()} with is_causal or a window",
-                                    f"aligns the causal mask and the windows at nonpad_kv_seqlen[b] - S, a "
-                                    f"different offset per batch entry; {spec.op} takes one offset per call")
-            offset = int(lengths[0]) - s if batch else 0
-            notes.append(f"is_causal/windows at offset nonpad_kv_seqlen - S = {offset} (the same for every batch)")
+                offsets = [int(n) - s for n in lengths]
+                notes.append(f"is_causal/windows at offsets nonpad_kv_seqlen[b] - S = {offsets}: one {spec.op} "
+                             f"call per batch entry, joined by {concat.op}")
+            else:
+                offset = int(lengths[0]) - s if batch else 0
+                notes.append(f"is_causal/windows at offset nonpad_kv_seqlen - S = {offset} (the same for every batch)")
     softcap = float(node.attr("softcap", 0.0))
     scale = float(node.attr("scale")) if "scale" in node.attrs else 1.0 / math.sqrt(d)
     # The bias: the mask padded to T keys, bool as 0 / -inf, broadcast to (B, Hq, S, T); zeros without one.
@@ -1210,14 +1213,38 @@ def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
         outputs = {0: _same}
     if "scale" not in node.attrs:
         notes.append(f"scale = 1/sqrt({d})")
-    plan = Plan(overload, args, outputs, notes)
     presents = [(position, [p for p in (past_x,) if p is not None] + [new])
                 for position, past_x, new in ((1, past_k, new_kv[0]), (2, past_v, new_kv[1])) if node.wants(position)]
+    after = _presents(presents, concat) if presents else None
     if presents:
-        plan.then = _presents(presents, concat)
         notes.append(f"{' and '.join(('present_key', 'present_value')[p - 1] for p, _ in presents)} by "
                      f"{concat.op} of {'the past and ' if past_k is not None else ''}the new (4-d views)")
-    return plan
+    if offsets is not None:
+        return _per_batch(args, offsets, spec, concat, outputs[0], notes, after)
+    return Plan(overload, args, outputs, notes, then=after)
+
+
+def _per_batch(args: dict[str, Any], offsets: list[int], spec: Spec, concat: Spec,
+               output: Callable[[np.ndarray], np.ndarray], notes: list[str],
+               after: Callable[[Any], Plan] | None) -> Plan:
+    """One attention call per batch entry b (Q, K, V and the bias sliced to b:b+1, views) at its
+    own offset, one after the other; then numpy.concatenate joins the results along the batch
+    (``output`` turns the join into ONNX's Y), and ``after`` plans the steps after that."""
+    batch_args = ("q", "k", "v", "bias")
+    results: list[np.ndarray] = []
+
+    def call(b: int) -> Plan:
+        one = {**args, **{name: args[name][b:b + 1] for name in batch_args}, "offset": offsets[b]}
+        return Plan(choose(spec, one), one, {}, notes if b == 0 else [], spec=spec, then=lambda y: collect(y))
+
+    def collect(y: np.ndarray) -> Plan:
+        results.append(y)
+        if len(results) < len(offsets):
+            return call(len(results))
+        joined = {"arrays": list(results), "axis": 0}
+        return Plan(choose(concat, joined), joined, {0: output}, spec=concat, then=after)
+
+    return call(0)
 
 
 def _presents(presents: list[tuple[int, list[np.ndarray]]], concat: Spec) -> Callable[[Any], Plan]:

@@ -519,7 +519,9 @@ def _judge(name: str, call: _Call, case: Case, opgen_op: str) -> CaseResult:
                                   **base)
     if not_computed:
         subject = f"output{'s' if len(not_computed) > 1 else ''} {', '.join(not_computed)}"
-        why = f"{opgen_op} computes only {', '.join(checked) or 'other outputs'}"
+        ops = list(dict.fromkeys([opgen_op] + [plan.spec.op for plan, _ in steps]))
+        who = ops[0] if len(ops) == 1 else f"{' and '.join(ops)} compute"
+        why = f"{who if len(ops) > 1 else who + ' computes'} only {', '.join(checked) or 'other outputs'}"
         return CaseResult(name, "inexpressible", f"{subject}: {why} (which matched)", subject=subject, why=why,
                           partial="pass", outputs_checked=checked, outputs_not_computed=not_computed, **base)
     return CaseResult(name, "pass", "", outputs_checked=checked, **base)
