@@ -1,4 +1,5 @@
-"""Which ONNX op is which opgen op, and how one ONNX node becomes one call of an opgen kernel.
+"""Which ONNX op is which opgen op, and how one ONNX node becomes calls of opgen kernels (one, or
+several where the node is a composition of opgen ops).
 
 ``MAPPINGS`` is the table (docs/conformance.md prints it): each row names the ONNX op, the opgen
 op and the translation, a function from one test case's node (attributes, inputs, the opset) to a
@@ -9,14 +10,18 @@ kernel's result. What a translation may do, and nothing more:
   a dim of 1 added or removed, a broadcast), and concatenate inputs (a KV cache and new keys):
   data movement only, no arithmetic on the values;
 * turn attributes into the opgen op's scalar arguments, with ONNX's defaults;
-* reshape or transpose the kernel's result into the ONNX output.
+* reshape, transpose or reverse the kernel's result into the ONNX output;
+* compose: plan the next kernel call from this call's result (``Plan.then``), whose inputs are
+  that result as the kernel wrote it, or views of it (ONNX's Max of N inputs is a fold of
+  numpy.maximum; select_last_index maps argmax's index back with operator.sub). Every step is a
+  served kernel's call; a translation never computes a value itself.
 
 Where that cannot express the case exactly, the translation raises ``Inexpressible`` naming
 what is missing (a dtype, an attribute value, an input, an output, the op) and why. Every ONNX
 semantic that differs from the opgen op's is checked, on the attributes and, where it depends on
 them, on the data (ONNX Gather wraps negative indices, embedding raises; LpNormalization divides
 by the norm, normalize clamps it at eps; ...). Outputs the opgen op does not compute (LayerNorm's
-Mean and InvStdDev, MaxPool's Indices, Attention's present_key) are reported as such: the case is
+Mean and InvStdDev, MaxPool's Indices, Attention's qk_matmul_output) are reported as such: the case is
 inexpressible, and its other outputs are still compared (a wrong one makes the case wrong).
 
 One case, RMSNormalization, passes a parameter through arithmetic: Gemma's RMSNorm multiplies by
@@ -104,7 +109,8 @@ class Mapping:
     how: str  # one line for the docs and the report
     # Further opgen ops the translation may choose from, by the node's attributes or ranks (one ONNX
     # op that NumPy or torch spell as several functions: Trilu is triu or tril, MaxPool max_pool1d,
-    # 2d or 3d). Each is a plain call of that op: the translation rules above still hold.
+    # 2d or 3d), and the ops of its composed plans' later steps (numpy.pad, operator.sub, ...).
+    # Each is a plain call of that op: the translation rules above still hold.
     others: tuple[str, ...] = ()
 
     @property
