@@ -577,6 +577,38 @@ inline PyObject* entry_vectorcall(PyObject* self, PyObject* const* args, size_t 
   return r;
 }
 
+// entry.pointers(*args, **kwargs): the data address each tensor argument would cross with (None for
+// the other parameters), bound and taken as a call takes them, the library not called: shows
+// that arrays and tensors go in as views of their own memory.
+inline PyObject* entry_pointers(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  State& st = reinterpret_cast<Entry*>(self)->st;
+  std::vector<PyObject*> values(static_cast<size_t>(st.nparams));
+  PyObject* owner = nullptr;
+  if (!bind(st, args, static_cast<size_t>(nargs), kwnames, values.data(), owner)) return nullptr;
+  PyObject* r = PyTuple_New(st.nparams);
+  for (Py_ssize_t i = 0; r != nullptr && i < st.nparams; ++i) {
+    PyObject* item = Py_None;
+    Py_INCREF(item);
+    if (PyTuple_GET_ITEM(st.param_dtypes, i) != Py_None) {
+      TensorArg arg;
+      Py_DECREF(item);
+      item = take(st, i, values[static_cast<size_t>(i)], arg) ? PyLong_FromVoidPtr(arg.view.data) : nullptr;
+    }
+    if (item == nullptr) Py_CLEAR(r);
+    else PyTuple_SET_ITEM(r, i, item);
+  }
+  Py_XDECREF(owner);
+  return r;
+}
+
+inline PyMethodDef* entry_methods() {
+  static PyMethodDef methods[] = {
+      {"pointers", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(entry_pointers)),
+       METH_FASTCALL | METH_KEYWORDS, "the data address each tensor argument crosses with"},
+      {nullptr, nullptr, 0, nullptr}};
+  return methods;
+}
+
 inline void entry_dealloc(PyObject* self) {
   State& st = reinterpret_cast<Entry*>(self)->st;
   for (PyObject* o : {st.names, st.defaults, st.missing, st.coerce, st.bind, st.errors, st.kernel_error,
@@ -595,6 +627,7 @@ inline PyTypeObject& entry_type() {
     t.tp_call = PyVectorcall_Call;
     t.tp_dealloc = entry_dealloc;
     t.tp_doc = "A compiled function's native entry (bound by opgen.host).";
+    t.tp_methods = entry_methods();
     return t;
   }();
   return type;
