@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from opgen.host import load_compiled
 from tests.compile_support import (COLLECTION, INT64, RUST_COLLECTION, BothHosts, as_int64, assert_same, compiled,  # noqa: F401
                                    compiled_rust, node_outcomes, outcome, python_function)
 
