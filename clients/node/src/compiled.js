@@ -331,9 +331,11 @@ function tensorResult(out, free) {
     const count = shape.reduce((a, b) => a * b, 1);
     const Ctor = DTYPES[dtype].array;
     const bytes = count * Ctor.BYTES_PER_ELEMENT;
-    // A copy into JS memory: a TypedArray over the library's buffer (koffi.view, freed by a
-    // FinalizationRegistry) measured slower here (benchmarks/compiled_calls.py), external
-    // ArrayBuffers cost more to create and collect than a copy of these sizes.
+    // A copy into memory V8 allocates. A TypedArray over the library's buffer (koffi.view, freed by a
+    // FinalizationRegistry) was not faster in benchmarks/compiled_calls.py's whole calls on the shared
+    // machine, and its memory would be released only when V8 collects the small JS object, on a
+    // schedule that does not count the library's memory. Tensor arguments do cross without a copy
+    // (koffi passes a TypedArray's own memory as the view's data pointer).
     const data = bytes ? new Ctor(koffi.view(out.data, bytes).slice(0)) : new Ctor(0);
     return new Tensor(dtype, shape, data);
   } finally {
