@@ -11,6 +11,7 @@ import math
 import shutil
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -20,7 +21,7 @@ from opgen.host import load_compiled
 from tests.compile_support import CHECKOUT, BothHosts, compile_data_functions
 
 SOURCE = CHECKOUT / "tests" / "data" / "python_entry.py"
-NAMES = ("kinds", "tables", "scaled", "counts_of", "lookup", "divide", "big")
+NAMES = ("kinds", "tables", "scaled", "counts_of", "lookup", "divide", "big", "halves")
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,17 @@ def test_every_kind_crosses_as_through_ctypes(built: dict[str, Path]) -> None:
     tables = BothHosts(built["tables"])
     assert tables({"p": 0.25}, {"q": "x"}, {"p": True}) == {"q": "x", "p": "0.25 True"}
     assert tables({}, {}, {}) == {}
+
+
+def test_half_precision_arrays_cross_as_through_ctypes(built: dict[str, Path]) -> None:
+    halves = BothHosts(built["halves"])
+    a, h = np.array([1, 2.5], ml_dtypes.bfloat16), np.array([0.5, -3], np.float16)
+    double_a, double_h = halves(a, h)
+    assert (double_a.dtype, double_h.dtype) == (a.dtype, h.dtype)
+    assert double_a.tolist() == [2, 5] and double_h.tolist() == [1, -6]
+    assert halves.native._entry.pointers(a, h) == (a.ctypes.data, h.ctypes.data)
+    with pytest.raises(TypeError):
+        halves(h, a)
 
 
 @pytest.mark.parametrize("call", [

@@ -40,3 +40,8 @@ def divide(a: int, b: int) -> int:
 
 def big(n: int) -> list[str]:
     return ["x" * 1000 for _ in range(n)]
+
+
+def halves(a: npt.NDArray[np.bfloat16], h: npt.NDArray[np.float16]
+           ) -> tuple[npt.NDArray[np.bfloat16], npt.NDArray[np.float16]]:
+    return a + a, h + h
