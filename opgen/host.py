@@ -12,14 +12,23 @@ torch.Tensor) of the declared dtype. Results come back as the same kinds of valu
 tensor result is a NumPy array (torch tensor) that owns the library's buffer, no copy.
 Errors are raised as the Python exception the kernel reported (ValueError,
 OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError).
+
+Two ways in, with the same results and errors: the native CPython entry `opgen compile` builds
+beside the library (opgen/compiler/python_entry.py: arguments converted in C, about a
+microsecond a call) where it is present and imports here, else ctypes (every argument marshalled
+by Python code; a library compiled before the entry existed, or a Python without headers).
+``load_compiled(path, host="ctypes")`` forces the second; ``fn.host`` says which one a function uses.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.machinery
+import importlib.util
 import inspect
 import json
 import math
+import sys
 import weakref
 from pathlib import Path
 from typing import Any
@@ -31,14 +40,35 @@ from opgen.compiler.entry_abi import result_slots
 from opgen.compiler.types import DictType, TupleType, Type
 from opgen.spec.dtypes import dtype_of_code
 from opgen.errors import OpgenError
-from opgen.verify.ffi import C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result, tensor_view
+from opgen.verify.ffi import (C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result,
+                              string_array, tensor_view)
 
 PY_ERRORS = {**ERROR_KINDS, 6: KeyError, 7: TypeError}
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def load_compiled(path: str | Path) -> "CompiledFunction":
-    return CompiledFunction(_manifest_path(Path(path)))
+HOSTS = ("auto", "native", "ctypes")
+# torch dtypes a tensor's memory is read from directly by the native entry (those whose
+# .numpy() the ctypes host relies on exists); others go through the host's own conversion.
+_TORCH_FAST_DTYPES = ("float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "bool")
+
+
+def load_compiled(path: str | Path, *, host: str = "auto") -> "CompiledFunction":
+    """``host``: "auto" (the native entry where it is present and imports, else ctypes), "native"
+    (an error where it cannot be used, saying why) or "ctypes"."""
+    if host not in HOSTS:
+        raise OpgenError(f"unknown host {host!r}", hint=f"use one of {', '.join(HOSTS)}")
+    fn = CompiledFunction(_manifest_path(Path(path)))
+    if host == "ctypes":
+        return fn
+    entry, why_not = _native_entry(fn)
+    if entry is None:
+        if host == "native":
+            raise OpgenError(f"{fn.__name__} has no usable native entry: {why_not}",
+                             hint="compile it again with this Python (and its headers), or use host='ctypes'")
+        fn.native_unavailable = why_not
+        return fn
+    return NativeCompiledFunction(fn, entry)
 
 
 def _manifest_path(path: Path) -> Path:
@@ -77,15 +107,28 @@ class CompiledFunction:
             inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
                               default=p["default"] if "default" in p else inspect.Parameter.empty)
             for p in m["params"]])
+        self.host = "ctypes"
+        self.native_unavailable: str | None = None  # why the native entry is not used, where it is not
 
     def __repr__(self) -> str:
-        return f"<compiled {self.__name__}{self.__signature__} from {self.library_path}>"
+        return f"<compiled {self.__name__}{self.__signature__} from {self.library_path} ({self.host})>"
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple:
+        """Every parameter's value, as Python binds a call (its TypeError for a call it refuses)."""
+        bound = self.__signature__.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def coerce(self, index: int, value: Any) -> Any:
+        """One argument as the plain value its parameter takes (np.int64 -> int, a torch tensor -> its
+        NumPy view), raising what the ctypes path raises for it: the native entry's way for anything
+        its C side does not take directly."""
+        name, t, flavor = self.params[index]
+        return _plain(name, t, flavor, value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != len(self.params):  # keywords, defaults, or a wrong count (Python's TypeError)
-            bound = self.__signature__.bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
+            args = self.bind(args, kwargs)
         keep: list = []
         cargs: list = []
         for (name, t, flavor), value in zip(self.params, args):
@@ -129,6 +172,94 @@ class CompiledFunction:
 
             return torch.from_numpy(arr)
         return arr
+
+
+class NativeCompiledFunction(CompiledFunction):
+    """The same function called through its native CPython entry (opgen/compiler/python_entry.py)."""
+
+    def __init__(self, base: CompiledFunction, entry: Any):
+        self.__dict__.update(base.__dict__)
+        self.host = "native"
+        self._entry = entry
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._entry(*args, **kwargs)
+
+
+def _native_entry(fn: CompiledFunction) -> tuple[Any, str | None]:
+    """The bound native entry of a loaded function, or (None, why it cannot be used)."""
+    record = fn.manifest.get("python_entry")
+    if not record:
+        return None, "its manifest records none (compiled before opgen built one)"
+    if "absent" in record:
+        return None, f"none was built: {record['absent']}"
+    if record["python"] != sys.implementation.cache_tag:
+        return None, f"it was built for {record['python']}, this is {sys.implementation.cache_tag}"
+    path = fn.manifest_path.parent / record["file"]
+    if not path.exists():
+        return None, f"{path} is missing"
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(record["module"], str(path))
+        module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(record["module"], path,
+                                                                                         loader=loader))
+        loader.exec_module(module)
+    except ImportError as exc:  # another NumPy ABI, a broken file: ctypes still works
+        return None, f"{path.name} does not import here: {exc}"
+    torch_params = any(flavor == "torch" for _, _, flavor in fn.params)
+    if torch_params or fn.return_flavor == "torch":
+        # torch takes seconds to import; only functions declared with torch tensors need it
+        import torch
+    tensor_slots = [t for t in fn.slots if t.kind == "tensor"]
+    entry = module.bind(
+        str(fn.library_path), fn.manifest["symbol"],
+        tuple(sys.intern(name) for name, _, _ in fn.params),
+        tuple(p["default"] if "default" in p else inspect.Parameter.empty for p in fn.manifest["params"]),
+        inspect.Parameter.empty, fn.coerce, fn.bind, PY_ERRORS, KernelError,
+        tuple(t.dtype.np if t.kind == "tensor" else None for _, t, _ in fn.params),
+        tuple(getattr(torch, t.dtype.name) if t.kind == "tensor" and flavor == "torch"
+              and t.dtype.name in _TORCH_FAST_DTYPES else None for _, t, flavor in fn.params),
+        tuple(t.dtype.np for t in tensor_slots),
+        torch.from_numpy if fn.return_flavor == "torch" else None,
+        fn.__name__)
+    return entry, None
+
+
+def _plain(name: str, t: Type, flavor: str | None, value: Any) -> Any:
+    """An argument checked as the ctypes path checks it, as the plain Python value its type holds."""
+    if isinstance(t, DictType):
+        if not isinstance(value, dict):
+            raise TypeError(f"{name} must be a dict[str, {t.value}], got {type(value).__name__}")
+        keys = _plain_items(f"{name} keys", ctypes_model.STR, list(value.keys()))
+        return dict(zip(keys, _plain_items(f"{name} values", t.value, list(value.values()))))
+    if t.kind == "tensor":
+        arr = _array(name, value, flavor, t)
+        if any(s % arr.itemsize for s in arr.strides):
+            raise ValueError("array strides are not a multiple of its item size")
+        return arr
+    if t.kind == "list":
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be a list of {t.elem}, got {type(value).__name__}")
+        return _plain_items(name, t.elem, list(value))
+    if t.name == "str":
+        return _str(name, value)
+    return _number(name, t, value)
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    value.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, as marshalling it would
+    return value
+
+
+def _plain_items(name: str, elem: Type, values: list) -> list:
+    if elem.name == "str":
+        for v in values:
+            if not isinstance(v, str):
+                raise TypeError(f"{name} must hold str, got {type(v).__name__}")
+            v.encode("utf-8")
+        return values
+    return [_number(name, elem, v) for v in values]
 
 
 def _assemble(t: Type, values) -> Any:
@@ -191,9 +322,7 @@ def _marshal(name: str, t: Type, flavor: str | None, value: Any, keep: list) -> 
 
 def _scalar(name: str, t: Type, value: Any, keep: list) -> list:
     if t.name == "str":
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-        b = value.encode("utf-8")
+        b = _str(name, value).encode("utf-8")
         keep.append(b)
         return [b, len(b)]
     return [_number(name, t, value)]
@@ -203,7 +332,7 @@ def _number(name: str, t: Type, value: Any) -> Any:
     if t.name == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-        return int(bool(value))
+        return bool(value)
     if t.name == "int":
         if not isinstance(value, (int, np.integer)):  # True is an int in Python, too
             raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -219,13 +348,8 @@ def _number(name: str, t: Type, value: Any) -> Any:
 def _items(name: str, elem: Type, values: list, keep: list) -> Any:
     n = max(len(values), 1)
     if elem.name == "str":
-        encoded = []
-        for v in values:
-            if not isinstance(v, str):
-                raise TypeError(f"{name} must hold str, got {type(v).__name__}")
-            encoded.append(v.encode("utf-8"))
-        keep.append(encoded)
-        items = (String * n)(*(String(ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), len(b)) for b in encoded))
+        # One joined buffer that the items point into (no ctypes object per string).
+        items = string_array([v.encode("utf-8") for v in _plain_items(name, elem, values)], keep)
     else:
         items = (C_SCALAR[elem.name] * n)(*(_number(name, elem, v) for v in values))
     keep.append(items)

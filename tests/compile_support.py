@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from opgen.compiler import compile_many
+from opgen.host import load_compiled
 from opgen.project import Project
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -77,6 +78,31 @@ def python_function(file: str, name: str) -> Callable[..., Any]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
+
+
+# ---------------------------------------------------------------- the two Python hosts
+
+class BothHosts:
+    """A compiled function called through both Python hosts on every call, the native CPython entry
+    and ctypes (opgen.host): they must return the same value (exactly: the same library computes it)
+    or raise the same exception with the same message. Returns or raises what the native entry did."""
+
+    def __init__(self, directory: Path):
+        self.native = load_compiled(directory, host="native")
+        self.ctypes = load_compiled(directory, host="ctypes")
+        self.manifest = self.native.manifest
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        native = outcome(lambda: self.native(*args, **kwargs), [])
+        via_ctypes = outcome(lambda: self.ctypes(*args, **kwargs), [])
+        context = f"{self.native.__name__}{args!r}: native entry against ctypes"
+        if native[0] == "error" or via_ctypes[0] == "error":
+            assert (native[0], type(native[1]), str(native[1])) == (via_ctypes[0], type(via_ctypes[1]), str(via_ctypes[1])), \
+                f"{context}: {native[1]!r} against {via_ctypes[1]!r}"
+            raise native[1]
+        assert type(native[1]) is type(via_ctypes[1]), f"{context}: {native[1]!r} against {via_ctypes[1]!r}"
+        _same_value(plain(via_ctypes[1]), plain(native[1]), 0.0, 0.0, context)
+        return native[1]
 
 
 # ---------------------------------------------------------------- the oracle

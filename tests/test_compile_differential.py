@@ -22,8 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from opgen.host import load_compiled
-from tests.compile_support import (COLLECTION, INT64, RUST_COLLECTION, as_int64, assert_same, compiled,  # noqa: F401
+from tests.compile_support import (COLLECTION, INT64, RUST_COLLECTION, BothHosts, as_int64, assert_same, compiled,  # noqa: F401
                                    compiled_rust, node_outcomes, outcome, python_function)
 
 NODE_CASES = 25  # per function: the first inputs Hypothesis drew, replayed through the Node host
@@ -130,7 +129,7 @@ def test_compiled_function_matches_python(target: str, file: str, name: str, req
     case = CASES[name]
     python = python_function(file, name)
     compiled = request.getfixturevalue("compiled" if target == "cpp" else "compiled_rust")
-    native = load_compiled(compiled[name])
+    native = BothHosts(compiled[name])
     assert {k["target"] for k in native.manifest["kernels"]} == {f"cpu-{target}"}
     replay: list[tuple[tuple, tuple[str, Any]]] = []
 

@@ -29,7 +29,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.compiler import compile_many
 from opgen.host import load_compiled
 from opgen.project import Project
-from tests.compile_support import (CHECKOUT, EXAMPLES, INT64, Int64, as_int64, as_node_returns, assert_same,
+from tests.compile_support import (CHECKOUT, EXAMPLES, BothHosts, INT64, Int64, as_int64, as_node_returns, assert_same,
                                    node_outcomes, outcome)
 
 REALISTIC = EXAMPLES / "realistic"
@@ -255,7 +255,7 @@ def test_realistic_function_matches_python(target: str, file: str, name: str, re
                                            tmp_path: Path) -> None:
     case, python = case_for(file, name)
     libraries = request.getfixturevalue(f"realistic_{target}")
-    native = load_compiled(libraries[name])
+    native = BothHosts(libraries[name])
     replay: list[tuple[tuple, tuple[str, Any]]] = []
 
     @settings(max_examples=EXAMPLES_PER_FUNCTION, deadline=None, database=None,

@@ -113,6 +113,9 @@ class BuildJob:
     # links many kernels into one; an ODR clash there would silently pick one helper).
     sealed: tuple[tuple[str, ...], ...] = ()
     resident: bool = False  # loaded by other programs: link with RESIDENT_LINK_FLAGS
+    # A Python extension module: the C API it calls resolves against the interpreter that imports
+    # it, which no library on the link line provides, so it links without -z defs.
+    extension: bool = False
 
     @property
     def flags(self) -> list[str]:
@@ -120,7 +123,7 @@ class BuildJob:
 
     @property
     def link_flags(self) -> list[str]:
-        return self.flags + LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.resident else [])
+        return self.flags + ([] if self.extension else LINK_FLAGS) + (RESIDENT_LINK_FLAGS if self.resident else [])
 
     @property
     def sanitized(self) -> bool:
@@ -139,6 +142,8 @@ class BuildJob:
             h.update(json.dumps(self.sealed).encode())
         if self.resident:
             h.update(json.dumps(RESIDENT_LINK_FLAGS).encode())
+        if self.extension:
+            h.update(b"extension")
         return h.hexdigest()[:32]
 
 
@@ -180,7 +185,7 @@ class BuildResult:
 
     def record(self) -> dict:
         tc = toolchain()
-        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": LINK_FLAGS + (RESIDENT_LINK_FLAGS if self.job.resident else []),
+        return {"compiler": tc["cxx_version"], "flags": self.flags, "link_flags": self.job.link_flags[len(self.flags):],
                 "isa": tc["isa"], "hardening": hardening_in_force(self.flags), "cache_key": self.job.key}
 
     def object(self, source: str = "kernel.cpp") -> Path | None:

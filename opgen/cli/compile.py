@@ -97,4 +97,7 @@ def _print_compiled(function: str, compiled) -> None:
     plain(f"library   {compiled.library}" + (" (cached build)" if compiled.build.cached else ""))
     plain(f"C++       {compiled.cpp_path}")
     plain(f"manifest  {compiled.manifest_path}")
+    python = m["python_entry"]
+    plain(f"python    {compiled.out_dir / python['file']} (native CPython entry)" if "file" in python
+          else f"python    no native entry ({python['absent']}); Python calls go through ctypes")
     plain(f"entry     {m['c_declaration']}")

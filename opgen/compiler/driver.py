@@ -1,7 +1,8 @@
 """``opgen compile FILE.py:FUNCTION -o OUT``: trace, propagate types, emit, build, write the manifest.
 
 OUT is a directory; it receives ``lib<function>.so``, ``<function>.cpp`` (the emitted
-source, for review) and ``<function>.manifest.json`` (what the hosts load).
+source, for review), ``<function>.manifest.json`` (what the hosts load) and, where this Python
+has its headers, the native CPython entry ``_opgen_entry_<function>.<abi>.so`` (python_entry.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from opgen.project import Project
 from opgen.registry import Entry, Registry
 from opgen.spec.model import Overload, Spec, load_all
 from opgen.synthesize import synthesize_overload
-from opgen.compiler import link
+from opgen.compiler import link, python_entry
 from opgen.compiler.emit_cpp import Kernel, function_expressions, kernels_of, render
 from opgen.compiler.errors import CompileError
 from opgen.compiler.pipeline_intrinsic import link_pipelines
@@ -61,6 +62,7 @@ class _Prepared:
     resolver: OpResolver
     rust_jobs: list[Any]
     pipelines: list[dict[str, Any]]  # manifest records of the linked pipelines
+    entry_job: Any  # the native CPython entry's build, or None where it cannot be built
 
 
 def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
@@ -75,10 +77,13 @@ def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, t
     registry = Registry(project.generated)
     prepared = [_prepare(project, specs, registry, source, function, out_dir, target, synthesize)
                 for source, function, out_dir in functions]
-    results = build([p.job for p in prepared])
+    entry_jobs = [p.entry_job for p in prepared if p.entry_job is not None]
+    results = build([p.job for p in prepared] + entry_jobs)
+    entry_results = iter(results[len(prepared):])
+    entries = [next(entry_results) if p.entry_job is not None else None for p in prepared]
     rust = iter(build_rust([j for p in prepared for j in p.rust_jobs]))
     kernel_libraries = [[next(rust) for _ in p.rust_jobs] for p in prepared]
-    return [_finish(project, p, r, libs, target) for p, r, libs in zip(prepared, results, kernel_libraries)]
+    return [_finish(project, p, r, libs, target, e) for p, r, libs, e in zip(prepared, results, kernel_libraries, entries)]
 
 
 def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, source: Path, function: str,
@@ -92,12 +97,13 @@ def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, sourc
     kernels = kernels_of(fn)
     extra = link.pipeline_kernels(pipelines, kernels, specs)
     records = [link.pipeline_record(p, kernels, specs, project.root) for p in pipelines]
+    entry_job = None if python_entry.headers_missing() else python_entry.build_job(fn)
     return _Prepared(source, out_dir, fn, cpp, kernels, link.build_job(fn, cpp, kernels, pipelines, extra), resolver,
-                     link.rust_jobs(kernels), records)
+                     link.rust_jobs(kernels), records, entry_job)
 
 
 def _finish(project: Project, p: _Prepared, result: BuildResult, kernel_libraries: list[BuildResult],
-            target: str) -> Compiled:
+            target: str, entry: BuildResult | None) -> Compiled:
     function = p.fn.name
     p.out_dir.mkdir(parents=True, exist_ok=True)
     cpp_path = p.out_dir / f"{function}.cpp"
@@ -117,6 +123,7 @@ def _finish(project: Project, p: _Prepared, result: BuildResult, kernel_librarie
     records = [link.kernel_record(k, project.root, (k.entry.op, k.entry.overload) in synthesized) for k in p.kernels]
     data = link.manifest(p.fn, p.source, records, library.name, cpp_path.name, target,
                          {**result.record(), "cached": result.cached}, p.pipelines)
+    data["python_entry"] = _install_entry(p, entry)
     manifest_path = p.out_dir / f"{function}.manifest.json"
     manifest_path.write_text(json.dumps(data, indent=2) + "\n")
     return Compiled(function, p.out_dir, library, manifest_path, cpp_path, data, p.kernels, result)
@@ -143,6 +150,19 @@ def _label(source: Path, root: Path) -> str:
         return source.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return source.name
+
+
+def _install_entry(p: _Prepared, entry: BuildResult | None) -> dict[str, Any]:
+    """The native CPython entry put beside the library, and its manifest record: where it is, or
+    why there is none (the hosts then call through ctypes)."""
+    if entry is None:
+        return {"absent": python_entry.headers_missing()}
+    if not entry.ok:
+        raise CompileError(f"the native Python entry of {p.fn.name} did not build:\n{entry.diagnostics}",
+                           hint="this is a bug in opgen compile (opgen/compiler/python_entry.py)")
+    record = python_entry.record(p.fn)
+    _install(entry.library, p.out_dir / record["file"])
+    return {**record, "build": {**entry.record(), "cached": entry.cached}}
 
 
 def _install(built: Path, destination: Path) -> None:

@@ -11,6 +11,10 @@
 //
 // Errors the kernels report are thrown as OpgenError whose `name` is the Python exception
 // (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError).
+//
+// A list of N strings crosses in a constant number of koffi calls, not N: its UTF-8 is written into
+// one buffer and the (pointer, length) items into one BigInt64Array, and a list[str] result (one
+// block) is read through one view.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -126,7 +130,7 @@ function manifestPath(p) {
 
 // The koffi parameter types of one parameter (entry_abi.c_params, in order).
 function cParams(t) {
-  if (t.kind === 'dict') return [koffi.pointer(OString), elemPointer(t.value), 'int64_t'];
+  if (t.kind === 'dict') return ['const void *', elemPointer(t.value), 'int64_t'];
   if (t.kind === 'tensor') return [koffi.pointer(TensorView)];
   if (t.kind === 'list') return [elemPointer(t.elem), 'int64_t'];
   if (t.name === 'str') return ['const void *', 'int64_t'];
@@ -134,7 +138,7 @@ function cParams(t) {
 }
 
 function elemPointer(t) {
-  return t.name === 'str' ? koffi.pointer(OString) : `const ${SCALAR_C[t.name]} *`;
+  return t.name === 'str' ? 'const void *' : `const ${SCALAR_C[t.name]} *`;
 }
 
 function outParam(t) {
@@ -158,13 +162,14 @@ function loadCompiled(p) {
   const call = (...args) => {
     if (args.length > params.length) throw new TypeError(`${manifest.function} takes ${params.length} arguments, got ${args.length}`);
     const cargs = [];
+    const keep = [];  // memory the arguments point into, alive until the call returns
     params.forEach((q, i) => {
       let value = args[i];
       if (value === undefined) {
         if (!('default' in q)) throw new TypeError(`${manifest.function}: missing argument ${q.name}`);
         value = q.default;
       }
-      cargs.push(...marshal(q.name, q.t, value));
+      cargs.push(...marshal(q.name, q.t, value, keep));
     });
     const outs = slots.map((t) => (t.kind === 'scalar' && t.name !== 'str' ? [t.name === 'int' ? 0n : 0] : {}));
     const err = {};
@@ -205,30 +210,45 @@ function scalar(name, t, v) {
   return v ? 1 : 0;
 }
 
-function strings(name, values) {
-  return values.map((s) => {
+// opgen_string items built in JS: every string's UTF-8 in one buffer, (pointer, length) pairs into
+// it in one BigInt64Array. Buffer.write replaces a lone surrogate as Buffer.from does.
+function strings(name, values, keep) {
+  let total = 0;
+  for (const s of values) {
     if (typeof s !== 'string') throw new TypeError(`${name} must hold strings, got ${typeof s}`);
-    const data = Buffer.from(s, 'utf8');
-    return { data, len: data.length };
-  });
+    total += Buffer.byteLength(s, 'utf8');
+  }
+  const bytes = Buffer.allocUnsafe(Math.max(total, 1));  // an ArrayBuffer's memory (pooled when small): V8 never moves it
+  const items = new BigInt64Array(2 * Math.max(values.length, 1));
+  const base = koffi.address(bytes);
+  let offset = 0;
+  for (let i = 0; i < values.length; i += 1) {
+    const n = bytes.write(values[i], offset, 'utf8');
+    items[2 * i] = base + BigInt(offset);
+    items[2 * i + 1] = BigInt(n);
+    offset += n;
+  }
+  keep.push(bytes);
+  return items;
 }
 
-function items(name, elem, values) {
-  if (elem.name === 'str') return strings(name, values);
+function items(name, elem, values, keep) {
+  if (elem.name === 'str') return strings(name, values, keep);
   if (elem.name === 'int') return BigInt64Array.from(values, (v) => toInt64(name, v));
   if (elem.name === 'float') return Float64Array.from(values, (v) => scalar(name, elem, v));
   return Uint8Array.from(values, (v) => scalar(name, elem, v));
 }
 
-function marshal(name, t, value) {
+function marshal(name, t, value, keep) {
   if (t.kind === 'dict') {
     const entries = value instanceof Map ? [...value.entries()] : Object.entries(value ?? {});
-    return [strings(`${name} keys`, entries.map((e) => e[0])), items(`${name} values`, t.value, entries.map((e) => e[1])), entries.length];
+    return [strings(`${name} keys`, entries.map((e) => e[0]), keep),
+      items(`${name} values`, t.value, entries.map((e) => e[1]), keep), entries.length];
   }
   if (t.kind === 'tensor') return [tensorView(name, t.dtype, value)];
   if (t.kind === 'list') {
     if (!Array.isArray(value)) throw new TypeError(`${name} must be an Array, got ${typeof value}`);
-    return [items(name, t.elem, value), value.length];
+    return [items(name, t.elem, value, keep), value.length];
   }
   if (t.name === 'str') {
     if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`);
@@ -268,9 +288,7 @@ function unmarshal(t, out, free) {
     const n = Number(out.len);
     try {
       if (n === 0) return [];
-      if (t.elem.name === 'str') {
-        return koffi.decode(out.data, OString, n).map((s) => bytesAt(s.data, Number(s.len)).toString('utf8'));
-      }
+      if (t.elem.name === 'str') return stringsResult(out.data, n);
       if (t.elem.name === 'int') return Array.from(koffi.decode(out.data, 'int64_t', n), (v) => BigInt(v));
       if (t.elem.name === 'float') return Array.from(koffi.decode(out.data, 'double', n));
       return Array.from(koffi.decode(out.data, 'uint8_t', n), (v) => v !== 0);
@@ -290,6 +308,22 @@ function unmarshal(t, out, free) {
   return out[0];
 }
 
+// A list[str] result is one block (entry_abi): the items, then the bytes they point to. One view of
+// the items and one of the whole block; each string decoded from it.
+function stringsResult(ptr, n) {
+  const base = koffi.address(ptr);
+  const head = new BigInt64Array(koffi.view(ptr, 16 * n));
+  let end = 16 * n;
+  for (let i = 0; i < n; i += 1) end = Math.max(end, Number(head[2 * i] - base + head[2 * i + 1]));
+  const block = Buffer.from(koffi.view(ptr, end));
+  const out = new Array(n);
+  for (let i = 0; i < n; i += 1) {
+    const start = Number(head[2 * i] - base);
+    out[i] = block.toString('utf8', start, start + Number(head[2 * i + 1]));
+  }
+  return out;
+}
+
 function tensorResult(out, free) {
   try {
     const dtype = Object.keys(DTYPES).find((k) => DTYPES[k].code === out.dtype.code && DTYPES[k].bits === out.dtype.bits);
@@ -297,6 +331,11 @@ function tensorResult(out, free) {
     const count = shape.reduce((a, b) => a * b, 1);
     const Ctor = DTYPES[dtype].array;
     const bytes = count * Ctor.BYTES_PER_ELEMENT;
+    // A copy into memory V8 allocates. A TypedArray over the library's buffer (koffi.view, freed by a
+    // FinalizationRegistry) was not faster in benchmarks/compiled_calls.py's whole calls on the shared
+    // machine, and its memory would be released only when V8 collects the small JS object, on a
+    // schedule that does not count the library's memory. Tensor arguments do cross without a copy
+    // (koffi passes a TypedArray's own memory as the view's data pointer).
     const data = bytes ? new Ctor(koffi.view(out.data, bytes).slice(0)) : new Ctor(0);
     return new Tensor(dtype, shape, data);
   } finally {
