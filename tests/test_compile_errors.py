@@ -69,7 +69,7 @@ UNSUPPORTED = [
      "`or` of int, str: Python gives back one of the operands", "compare explicitly"),
     ("is", "def f(a: int, b: int) -> bool:\n    return a is b\n", 1, "the `is` operator is not supported", "=="),
     ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
-     "integer-array or boolean-mask indexing) is not supported", "np.where"),
+     "boolean-mask indexing (x[mask]) is not supported", "np.where"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",
      "annotate it -> tuple[...]"),
     ("tuple value", "def f(x: int) -> int:\n    t = (x, x)\n    return x\n", 1, "a tuple value here is not supported",
