@@ -53,11 +53,12 @@ UNSUPPORTED = [
     ("try", "def f(x: int) -> int:\n    try:\n        return x\n    except ValueError:\n        return x\n", 1,
      "try/except is not supported", "propagate"),
     ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.nonzero()\n", 1,
-     "the method x.nonzero() of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.nonzero "
-     "or Tensor.nonzero", "methods: [{name: ndarray.nonzero}]"),
+     # a NumPy array's method is ndarray's (the array's library is known from its annotation)
+     "the method x.nonzero() of a tensor[float32] is not supported by opgen compile: no spec declares "
+     "ndarray.nonzero", "methods: [{name: ndarray.nonzero}]"),
     ("attribute", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.real\n", 1,
-     "the attribute x.real of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.real "
-     "or Tensor.real", "module function"),
+     "the attribute x.real of a tensor[float32] is not supported by opgen compile: no spec declares ndarray.real",
+     "module function"),
     ("transpose of a list", "def f(xs: list[int]) -> list[int]:\n    return xs.transpose()\n", 1,
      ".T of a list[int] is not supported by opgen compile", "view of an array"),
     ("swapaxes float", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return np.swapaxes(x, 0.5, 1)\n", 1,
@@ -69,7 +70,7 @@ UNSUPPORTED = [
      "`or` of int, str: Python gives back one of the operands", "compare explicitly"),
     ("is", "def f(a: int, b: int) -> bool:\n    return a is b\n", 1, "the `is` operator is not supported", "=="),
     ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
-     "integer-array or boolean-mask indexing) is not supported", "np.where"),
+     "boolean-mask indexing (x[mask]) is not supported", "np.where"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",
      "annotate it -> tuple[...]"),
     ("tuple value", "def f(x: int) -> int:\n    t = (x, x)\n    return x\n", 1, "a tuple value here is not supported",

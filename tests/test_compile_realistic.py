@@ -122,6 +122,26 @@ class Case:
     atol: float = 0.0
 
 
+@st.composite
+def table_and_ids(draw) -> tuple:
+    """A table and token ids mostly in its range (-n..n-1), now and then one past it (IndexError)."""
+    n, d = draw(st.integers(0, 5)), draw(st.integers(1, 4))
+    table = draw(hnp.arrays(np.float32, (n, d), elements=st.floats(-10, 10, width=32)))
+    ids = draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
+                          elements=st.integers(-n - (draw(st.integers(0, 9)) == 0), max(n - 1, 0))))
+    return table, ids
+
+
+@st.composite
+def cache_and_heads(draw) -> tuple:
+    b, h, s, d = (draw(st.integers(1, 3)) for _ in range(4))
+    cache = draw(hnp.arrays(np.float32, (b, h, s, d), elements=st.floats(-3, 3, width=32)))
+    heads = draw(hnp.arrays(np.int64, st.integers(0, 4), elements=st.integers(-h, h - (draw(st.integers(0, 9)) != 0))))
+    return torch.from_numpy(cache), torch.from_numpy(heads)
+
+
+pixels = hnp.arrays(np.uint8, ARRAY_SHAPES)
+amounts = st.one_of(st.integers(-300, 300), st.sampled_from([0, 255, 256, -1, -256]))
 APPROXIMATE = Case(rtol=2e-5, atol=2e-6)  # verified approximations (tanh, softmax, matmul)
 CASES: dict[str, Case] = {
     # Python's ints are unbounded: keep the walks and searches to what ends quickly.
@@ -135,6 +155,14 @@ CASES: dict[str, Case] = {
     "digit_sum": Case(st.tuples(st.integers(-10**12, 10**12))),
     # enumerate()'s counts are plain Python ints, which the int64 oracle cannot hold to int64.
     "numbered": Case(st.tuples(st.lists(text, max_size=5), st.integers(-10**6, 10**6))),
+    "embed_tokens": Case(table_and_ids(), rtol=1e-6, atol=1e-6),
+    "select_heads": Case(cache_and_heads()),
+    "reverse_time": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                                            max_side=4)))),
+    "first_and_last": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                                              max_side=4)))),
+    "brighten": Case(st.tuples(pixels, amounts)),
+    "brighten_tensor": Case(st.tuples(pixels.map(torch.from_numpy), amounts)),
     "gelu_tanh": APPROXIMATE,
     "scaled_scores": Case(attention_inputs(), rtol=2e-5, atol=2e-6),
     "circle_areas": Case(rtol=1e-6, atol=1e-6),
@@ -219,7 +247,10 @@ def expected_of(fn: Any, args: list[Any]) -> tuple[str, Any]:
     compiled function raises (its ints are 64-bit), and an int where the function is annotated to
     return a float (``sum([])`` is 0) read as that float: a compiled function returns its
     annotated type."""
-    kind, value = outcome(fn, as_int64(args))
+    # NumPy reads only an exact Python int as a weak scalar (Int64 is a subclass it takes as int64), so
+    # calls with arrays run on plain ints, as tests/test_compile_constructs.py's do.
+    arrays = any(isinstance(a, (np.ndarray, torch.Tensor)) for a in args)
+    kind, value = outcome(fn, list(args) if arrays else as_int64(args))
     if kind == "ok" and any(type(v) is not bool and isinstance(v, int) and not INT64[0] <= v <= INT64[1]
                             for v in _ints(value)):
         return "error", OverflowError("outside int64")

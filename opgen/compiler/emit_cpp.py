@@ -350,6 +350,8 @@ class _Emitter:
             name = "table_" + re.sub(r"\W+", "_", e.name).strip("_")
             self.tables.setdefault(e.name, (name, e.type, e.value))
             return f"{name}()"
+        if isinstance(e, (ir.Index, ir.Subscript)) and e.gather is not None:  # emb[ids]: the numpy.take it is
+            return self.value(e.gather)
         ctype = cpp_type(e.type)
         # Children first, so temporaries are numbered in the order they are computed.
         if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n: moved by the compiler, no kernel
@@ -372,8 +374,9 @@ class _Emitter:
             value = self.value(e.value)
             d = e.type.dtype
             t = self.temp()
+            wraps = ", true" if e.wraps else ""  # torch keeps an out-of-range int's low bits
             self.out.add(f"{ctype} {t} = opgen::compiled::weak_scalar(opgen_dtype{{{d.dl_code}, {d.bits}, 1}}, "
-                         f"{value});  // a Python number as a 0-d {d.name} array")
+                         f"{value}{wraps});  // a Python number as a 0-d {d.name} array")
         elif isinstance(e, ir.Truth):
             value = self.value(e.value)
             t = self.temp()
@@ -414,7 +417,8 @@ class _Emitter:
                 self.out.add(f"{ctype} {t} = opgen::compiled::item({base}, {index});")
         elif isinstance(e, ir.Subscript):
             base = self.value(e.base)
-            parts = [self.index_part(p) for p in e.parts]
+            torch = e.base.type.kind == "tensor" and e.base.flavor == "torch"
+            parts = [self.index_part(p, torch) for p in e.parts]
             t = self.temp()
             if e.base.type.kind == "tensor":
                 self.out.add(f"{ctype} {t} = {base}.subscript({{{', '.join(parts)}}});  // a view")
@@ -457,7 +461,8 @@ class _Emitter:
         return t
 
 
-    def index_part(self, p: ir.IndexPart) -> str:
+    def index_part(self, p: ir.IndexPart, torch: bool = False) -> str:
+        """``torch``: a tensor's slice, whose computed step torch checks (ValueError below 1)."""
         part = "opgen::compiled::IndexPart"
         if p.kind == "at":
             return f"{part}{{0, {self.value(p.index)}}}"
@@ -465,6 +470,8 @@ class _Emitter:
             return f"{part}{{{2 if p.kind == 'ellipsis' else 3}}}"
         bounds = [self.value(x) if x is not None else default
                   for x, default in ((p.start, "0"), (p.stop, "0"), (p.step, "1"))]
+        if torch and p.step is not None:
+            bounds[2] = f"opgen::compiled::torch_step({bounds[2]})"
         given = ["true" if x is not None else "false" for x in (p.start, p.stop, p.step)]
         return f"{part}{{1, {', '.join(bounds)}, {', '.join(given)}}}"
 
@@ -577,6 +584,8 @@ class _Emitter:
             call = f"opgen::compiled::dim_size({arg}, {args[1]})"
         elif name == "checked_shape":
             call = f"opgen::compiled::checked_shape({arg}, {args[1]}, {args[2]})"
+        elif name == "index_array":  # x[[0, 2]]: the list as an int64 array
+            call = f"opgen::compiled::index_array({arg})"
         elif name == "not":
             call = f"!{arg}"
         elif name == "bool":

@@ -21,6 +21,9 @@ from opgen.compiler.types import Type
 class Expr:
     line: int
     type: Type | None = field(default=None, init=False)
+    # Which library's rules an array value follows: "numpy" or "torch" (None for non-arrays, and for an
+    # array no parameter or library call decides). Filled by type propagation with ``type``.
+    flavor: str | None = field(default=None, init=False)
 
     @property
     def children(self) -> list["Expr"]:
@@ -111,14 +114,15 @@ class Builtin(Expr):
 
 @dataclass(eq=False)
 class Index(Expr):
-    """``xs[i]`` on a list (IndexError) or ``d[k]`` on a dict (KeyError)."""
+    """``xs[i]`` on a list (IndexError) or ``d[k]`` on a dict (KeyError); ``x[i]`` or ``emb[ids]`` of an array."""
 
     base: Expr
     index: Expr
+    gather: "Op | None" = field(default=None, init=False)  # emb[ids]: the numpy.take it is, by type propagation
 
     @property
     def children(self) -> list[Expr]:
-        return [self.base, self.index]
+        return [self.gather] if self.gather is not None else [self.base, self.index]
 
 
 @dataclass(eq=False)
@@ -140,13 +144,17 @@ class IndexPart:
 @dataclass(eq=False)
 class Subscript(Expr):
     """``xs[1:]``, ``s[::-1]``, ``x[:, :k]``, ``q[0]`` of an array, ``m[..., None]``: slicing of lists and
-    strs, and NumPy's basic indexing of arrays (a view of the same memory)."""
+    strs, and NumPy's basic indexing of arrays (a view of the same memory); ``x[:, idx]`` with an integer
+    array is a gather (``gather``, filled by type propagation)."""
 
     base: Expr
     parts: list[IndexPart]
+    gather: "Op | None" = field(default=None, init=False)
 
     @property
     def children(self) -> list[Expr]:
+        if self.gather is not None:
+            return [self.gather]
         return [self.base, *(x for p in self.parts for x in p.exprs)]
 
 
@@ -295,6 +303,7 @@ class WeakScalar(Expr):
 
     value: Expr
     dtype: str
+    wraps: bool = False  # torch's: an int outside an integer dtype's range keeps its low bits (NumPy raises)
 
     @property
     def children(self) -> list[Expr]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from opgen.compiler import ir
+from opgen.compiler import flavor, ir
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -22,9 +22,10 @@ from opgen.compiler.types import (BOOL, FLOAT, INT, STR, DictType, TupleType, Ty
                                   tensor_of, widens_to)
 
 # The Python type names a method of a value of each kind is declared under (``methods:`` in specs):
-# a tensor may be a NumPy array or a torch tensor (the compiler does not track which), a scalar or a
+# a tensor is a NumPy array or a torch tensor (its flavor says which, where it is known), a scalar or a
 # str is its own name (``str.lower``), as are lists and dicts.
 METHOD_RECEIVERS = {"tensor": ("ndarray", "Tensor"), "list": ("list",), "dict": ("dict",)}
+ARRAY_CLASS = {flavor.NUMPY: "ndarray", flavor.TORCH: "Tensor"}
 
 EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 
@@ -128,6 +129,7 @@ class Propagator:
         self.helpers = helpers
         self.params = {p.name: p.type for p in fn.params}
         self.vars: dict[str, Type] = dict(self.params)  # every local's one type
+        self.flavors: dict[str, str | None] = {p.name: p.flavor for p in fn.params}  # arrays' libraries, by name
         self.first_line: dict[str, int] = {name: fn.line for name in self.params}
         self.comprehension: list[tuple[str, Type]] = []  # innermost last
         self.return_line = 0  # a helper's first return, which fixed its result type
@@ -241,8 +243,13 @@ class Propagator:
             if isinstance(t, TupleType) and any(isinstance(x, TupleType) for x in t.items):
                 raise self.error(s, "a nested tuple result is not supported by opgen compile", "return a flat tuple")
             self.fn.returns, self.return_line = t, s.line
+            self.fn.return_flavor = s.value.flavor
             return
         if self.return_line:  # Python returns whatever each return gives: they must agree exactly
+            if t == self.fn.returns and s.value.flavor != self.fn.return_flavor:
+                raise self.error(s, f"{self.fn.name} returns a {flavor.LIBRARY.get(self.fn.return_flavor)} array "
+                                    f"(line {self.return_line}) but a {flavor.LIBRARY.get(s.value.flavor)} one here",
+                                 "return arrays of one library")
             if t != self.fn.returns:
                 raise self.error(s, f"{self.fn.name} returns {self.fn.returns} (line {self.return_line}) but {t} "
                                     "here; a compiled function returns one type",
@@ -340,6 +347,17 @@ class Propagator:
                                   "use another name, or write the first value with the wider type "
                                   "(e.g. 0.0 rather than 0)")
         self.declare(s, s.name, want or t)
+        self.declare_flavor(s, s.name, s.value.flavor)
+
+    def declare_flavor(self, node: ir.Stmt, name: str, library: str | None) -> None:
+        """An array variable keeps its library, as it keeps its type."""
+        have = self.flavors.get(name)
+        if name in self.flavors and have != library:
+            raise self.error(node, f"{name} is a {flavor.LIBRARY.get(have, 'library-less')} array (line "
+                                   f"{self.first_line.get(name) or self.fn.line}) but a "
+                                   f"{flavor.LIBRARY.get(library, 'library-less')} one here; NumPy and torch apply "
+                                   "different rules, and a compiled variable keeps one library", "use another name")
+        self.flavors[name] = library
 
     def declare(self, node: ir.Stmt, name: str, t: Type) -> None:
         have = self.vars.get(name)
@@ -435,7 +453,29 @@ class Propagator:
 
     def expr(self, e: ir.Expr, assigned: set[str]) -> Type:
         e.type = self._type(e, assigned)
+        if e.type.kind == "tensor" or (e.type.kind == "list" and getattr(e.type, "is_tensor_list", False)):
+            e.flavor = self.flavor_of(e)
         return e.type
+
+    def flavor_of(self, e: ir.Expr) -> str | None:
+        """The library whose rules an array value follows: a variable's, a helper's result's, else that of
+        the arrays it is made from (they must agree), else that of the module of the op that made it."""
+        if isinstance(e, ir.Var):
+            for name, _ in reversed(self.comprehension):
+                if name == e.name:
+                    return None
+            return self.flavors.get(e.name)
+        if isinstance(e, ir.Call):
+            return e.callee.return_flavor if e.callee is not None else None
+        try:
+            found = flavor.combine(c.flavor for c in e.children)
+        except flavor.FlavorMix as mix:
+            raise self.error(e, f"{getattr(e, 'source', None) or 'this expression'}: {mix}",
+                             "convert one of them explicitly (torch.from_numpy(a) or t.numpy()) before the call, "
+                             "outside the compiled function") from None
+        if found is None and isinstance(e, ir.Op):
+            return flavor.of_module(e.op)
+        return found
 
     def _type(self, e: ir.Expr, assigned: set[str]) -> Type:
         if isinstance(e, ir.Const):
@@ -639,12 +679,13 @@ class Propagator:
                 raise self.error(e, "passing a tuple is not supported by opgen compile", "unpack it first")
             bound.append(value)
             types.append(value.type)
-        key = (id(definition), tuple(types))
+        flavors = tuple(value.flavor for value in bound)  # a helper follows its arrays' libraries' rules
+        key = (id(definition), tuple(types), flavors)
         callee = self.helpers.done.get(key)
         if callee is None:
             def specialised(f: ir.Function) -> ir.Function:
-                for p, t in zip(f.params, types):
-                    p.type = t
+                for p, t, library in zip(f.params, types, flavors):
+                    p.type, p.flavor = t, library
                 f.symbol = f"fn_{f.name}__{len(self.helpers.done) + 1}"
                 return f
 
@@ -879,29 +920,50 @@ class Propagator:
 
     def weak_scalars(self, e: ir.Op, args: list[Type], kwargs: dict[str, Type], missing: MissingOp):
         """``x * 0.5``, ``np.maximum(x, 0.0)``: no overload mixes arrays and Python numbers, so the numbers
-        become 0-d arrays of the arrays' dtype, as NumPy 2 (NEP 50) and torch treat Python scalars; an int
-        out of that dtype's range is NumPy's OverflowError when it runs. A float meeting an integer array
-        is refused: NumPy gives float64 and torch float32, and the compiler does not track which it is."""
+        become 0-d arrays of the arrays' dtype, as NumPy 2 (NEP 50) and torch treat Python scalars, by the
+        arrays' library where they differ (opgen.compiler.flavor): an int out of an integer dtype's range
+        is NumPy's OverflowError when it runs and torch's wrapped value; a number meeting a half array is
+        rounded to it as NumPy does, and for torch (which computes in float32 and rounds once) only a
+        constant the half dtype holds exactly is taken. A float meeting an integer array is refused with
+        the dtype each library gives (there is no cast to make the array float first)."""
         if missing.command is not None:
             raise missing  # an overload matched; it only lacks a kernel
+        operands = [*e.args, *e.kwargs.values()]
         types = [*args, *kwargs.values()]
         dtypes = {t.dtype.name for t in types if t.kind == "tensor"}
         scalars = [t for t in types if t in (INT, FLOAT, BOOL)]
         if len(dtypes) != 1 or not scalars:
             raise missing
         dtype = tensor_of(dtypes.pop()).dtype
+        try:
+            library = flavor.combine(x.flavor for x in operands)
+        except flavor.FlavorMix as mix:
+            raise self.error(e, f"{e.source}: {mix}", "convert one of them explicitly before the call, outside "
+                                                      "the compiled function") from None
         if FLOAT in scalars and not dtype.is_float:
-            raise self.error(e, f"{e.source}: a Python float with a {dtype.name} array is float64 in NumPy and "
-                                "float32 in torch; opgen compile does not track which library the array is from",
-                             "make the array float first, or the number an int") from None
+            raise self.error(e, f"{e.source}: a Python float with a {dtype.name} array is "
+                                f"{flavor.float_with_integer_array(library, dtype.name)}; opgen compile has no cast "
+                                "to make the array float first",
+                             "pass the array as a float array, or make the number an int") from None
         if not (dtype.is_float or dtype.name.startswith(("int", "uint"))):
             raise missing
+        if dtype.name in ("float16", "bfloat16") and (library != flavor.NUMPY or dtype.name == "bfloat16"):
+            for x in operands:
+                if x.type in (INT, FLOAT, BOOL) and not (isinstance(x, ir.Const) and
+                                                          flavor.exact_in_half(x.value, dtype.name)):
+                    raise self.error(e, f"{e.source}: a Python number with a {dtype.name} array: torch computes in "
+                                        f"float32 with the number unrounded, NumPy rounds the number to {dtype.name} "
+                                        "first; opgen compile takes only a constant both hold exactly here"
+                                        + ("" if library else " (this array's library is not known)"),
+                                     f"write a constant {dtype.name} holds exactly (0.5, 2.0, 1/1024)") from None
+        wraps = library == flavor.TORCH and dtype.name.startswith(("int", "uint"))
 
         def weak(x: ir.Expr) -> ir.Expr:
             if x.type not in (INT, FLOAT, BOOL):
                 return x
-            w = ir.WeakScalar(x.line, x, dtype.name)
+            w = ir.WeakScalar(x.line, x, dtype.name, wraps)
             w.type = tensor_of(dtype.name)
+            w.flavor = library
             return w
 
         e.args = [weak(a) for a in e.args]
@@ -919,6 +981,8 @@ class Propagator:
             return self.op(e, assigned)
         receiver = self.expr(e.receiver, assigned)
         kinds = METHOD_RECEIVERS.get(receiver.kind, (str(receiver),))
+        if e.receiver.flavor is not None:  # x.sum(): ndarray.sum for a NumPy array, Tensor.sum for a tensor
+            kinds = (ARRAY_CLASS[e.receiver.flavor],)
         found = {}
         for kind in kinds:
             named = method_named(self.resolver.specs, f"{kind}.{e.method}")
@@ -933,7 +997,7 @@ class Propagator:
                              "call the module function instead (e.g. np.sum(x, axis=0) for x.sum(axis=0)), or "
                              f"declare it in its op's spec (methods: [{{name: {kinds[0]}.{e.method}}}])")
         ops = {spec.op for spec, _ in found.values()}
-        if len(ops) > 1:  # ndarray.sum and Tensor.sum naming different ops: a tensor's flavor is not tracked
+        if len(ops) > 1:  # ndarray.sum and Tensor.sum naming different ops, of an array of no known library
             raise self.error(e, f"{shown} of a {receiver} is ambiguous: {', '.join(f'{n} is {s.op}' for n, (s, _) in found.items())}",
                              "call the module function you mean instead")
         spec, method = next(iter(found.values()))
@@ -999,6 +1063,9 @@ class Propagator:
             return self.min_max_of_arguments(e, assigned)
         if name in ("min", "max", "sum", "any", "all", "sorted", "list"):
             return self.consumer(e, assigned)
+        if name == "index_array":  # made by gather: x[[0, 2]]'s list, an int64 array as NumPy and torch make it
+            self.expr(e.args[0], assigned)
+            return tensor_of("int64")
         if name == "checked_shape":  # made by bind_library: (tensor, the library's shape argument, message)
             t = self.expr(e.args[0], assigned)
             shape = self.expr(e.args[1], assigned)
@@ -1179,17 +1246,65 @@ class Propagator:
             e.index = self.coerce(e.index, key, INT, "")
             return STR
         if base.kind == "tensor":  # q[0]: a view of the first row, as NumPy and torch index
+            if key.kind in ("tensor", "list"):  # emb[ids]: a gather
+                return self.gather(e, [ir.IndexPart("at", index=e.index)], assigned)
             self.array_index(e, key, "an index")
             e.index = self.coerce(e.index, key, INT, "")
             return base
         raise self.error(e, f"indexing a {base} is not supported by opgen compile")
 
     def array_index(self, e: ir.Expr, t: Type, what: str) -> None:
-        if t.kind == "tensor":
-            raise self.error(e, "indexing with an array (integer-array or boolean-mask indexing) is not supported by "
-                                "opgen compile", "gather with np.take or np.take_along_axis; select with np.where")
         if t != INT:  # a bool indexes an array as a mask of one element in NumPy, not as 0 or 1
             raise self.error(e, f"{what} of an array is a {t}", "use an int")
+
+    def gather(self, e: ir.Index | ir.Subscript, parts: list[ir.IndexPart], assigned: set[str]) -> Type:
+        """``emb[ids]``, ``x[:, idx]``, ``x[[0, 2]]``: NumPy's and torch's integer-array indexing of one
+        axis, as ``numpy.take`` (same values, same IndexError) of the view the other parts make, with
+        the array's part a whole-axis slice there. The axis is counted from the front, or from the end
+        where ``...`` comes before the array."""
+        at = [i for i, p in enumerate(parts) if p.kind == "at" and p.index.type.kind in ("tensor", "list")]
+        if len(at) > 1:
+            raise self.error(e, "indexing with several arrays at once (NumPy broadcasts them together) is not "
+                                "supported by opgen compile", "index one axis at a time: x[i][:, j]")
+        k = at[0]
+        index = parts[k].index
+        t = index.type
+        base = e.base.type
+        if t.kind == "list":
+            if t.elem != INT:
+                raise self.error(e, f"indexing an array with a {t} is not supported by opgen compile (a list of "
+                                    "bools is a mask)", "index with a list of ints")
+            index = ir.Builtin(index.line, "index_array", [index])  # as NumPy and torch make an int64 array of it
+            index.type, index.flavor = tensor_of("int64"), e.base.flavor
+        elif t.dtype.name == "bool":
+            raise self.error(e, "boolean-mask indexing (x[mask]) is not supported by opgen compile yet: its "
+                                "result's length depends on the data", "select with np.where(mask, x, 0), or "
+                                "count with np.count_nonzero and loop")
+        elif t.dtype.name != "int64":
+            raise self.error(e, f"indexing with a {t} array: numpy.take's kernels take int64 indices",
+                             "pass the indices as an int64 array")
+        if index.flavor is not None and e.base.flavor is not None and index.flavor != e.base.flavor:
+            raise self.error(e, "a NumPy array indexed by a torch tensor, or the other way round: the libraries "
+                                "convert it in their own ways", "index with an array of the same library")
+        before, after = parts[:k], parts[k + 1:]
+        kept = lambda ps: sum(1 for p in ps if p.kind in ("slice", "newaxis"))  # noqa: E731 (dims a part keeps)
+        axis = -(1 + kept(after)) if any(p.kind == "ellipsis" for p in before) else kept(before)
+        advanced = [i for i, p in enumerate(parts) if p.kind == "at"]
+        if advanced != list(range(advanced[0], advanced[-1] + 1)) and axis != 0 and e.base.flavor != flavor.TORCH:
+            # NumPy puts the result's dims first when an int and the array are apart (x[0, :, idx]); torch
+            # takes the int as a basic index and keeps the dims in place.
+            raise self.error(e, "an int index and an index array separated by a slice: NumPy puts the gathered "
+                                "dims first, torch keeps them in place", "index in two steps: y = x[0]; y[:, idx]")
+        rest = [*before, ir.IndexPart("slice"), *after]
+        view: ir.Expr = e.base
+        if not all(p.kind == "slice" and not p.exprs for p in rest):
+            view = ir.Subscript(e.line, e.base, rest)
+            view.type, view.flavor = base, e.base.flavor
+        take = ir.Op(e.line, "numpy.take", [view, index, ir.Const(e.line, axis)], {},
+                     source="integer-array indexing (numpy.take)")
+        take.library_bound = True
+        e.gather = take
+        return self.expr(take, assigned)
 
     def subscript(self, e: ir.Subscript, assigned: set[str]) -> Type:
         """Slices of lists and strs; NumPy's basic indexing of arrays (views: ints, slices, ``...``, None)."""
@@ -1201,6 +1316,8 @@ class Propagator:
                     continue
                 t = self.expr(x, assigned)
                 what = "an index" if attr == "index" else f"a slice's {attr}"
+                if base.kind == "tensor" and attr == "index" and t.kind in ("tensor", "list"):
+                    continue  # x[:, idx]: a gather (below)
                 if base.kind == "tensor":
                     self.array_index(e, t, what)
                 elif t not in (INT, BOOL):
@@ -1211,14 +1328,30 @@ class Propagator:
                 raise self.error(e, f"a {base} takes one index or one slice (Python raises TypeError for more)")
             return base
         if base.kind == "tensor":
-            for p in e.parts:
-                if p.kind == "slice" and p.step is not None and not (isinstance(p.step, ir.Const) and p.step.value > 0):
-                    raise self.error(e, "a slice step other than a positive constant is not supported for arrays: "
-                                        "NumPy reverses with a negative step where torch raises ValueError, and opgen "
-                                        "compile does not track which library an array is from",
-                                     "write a positive constant step")
+            self.array_steps(e)
+            if any(p.kind == "at" and p.index.type.kind in ("tensor", "list") for p in e.parts):
+                return self.gather(e, e.parts, assigned)
             return base
         raise self.error(e, f"slicing a {base} is not supported by opgen compile", "slice a list, str or array")
+
+    def array_steps(self, e: ir.Subscript) -> None:
+        """A NumPy array takes any step (a negative one reverses: a view with negative strides, which every
+        kernel reads, as the gate's reversed layouts check); torch raises ValueError for a step below 1,
+        which a constant step is refused for here and a computed one raises when it runs."""
+        library = e.base.flavor
+        for p in e.parts:
+            if p.kind != "slice" or p.step is None or library == flavor.NUMPY:
+                continue
+            constant = isinstance(p.step, ir.Const) or (isinstance(p.step, ir.Convert) and
+                                                        isinstance(p.step.value, ir.Const))
+            value = (p.step if isinstance(p.step, ir.Const) else p.step.value).value if constant else None
+            if library == flavor.TORCH and constant and value <= 0:
+                raise self.error(e, f"a slice step of {value} on a torch tensor (torch raises ValueError: step must "
+                                    "be greater than zero)", "flip it with torch.flip, or pass a NumPy array")
+            if library is None and not (constant and value > 0):
+                raise self.error(e, "a slice step other than a positive constant on an array of no known library: "
+                                    "NumPy reverses with a negative step where torch raises ValueError",
+                                 "write a positive constant step")
 
     def list_literal(self, e: ir.ListLit, assigned: set[str]) -> Type:
         if not e.items:

@@ -76,6 +76,12 @@ struct IndexPart {
   bool has_start = false, has_stop = false, has_step = false;
 };
 
+// A torch tensor's slice step: torch raises ValueError for one below 1 (NumPy reverses with it).
+inline int64_t torch_step(int64_t step) {
+  if (step <= 0) raise(ErrorKind::Value, "step must be greater than zero");
+  return step;
+}
+
 // Python's slice.indices(n): the first index and the count a slice selects of n elements.
 inline void slice_range(const IndexPart& p, int64_t n, int64_t& start, int64_t& step, int64_t& count) {
   step = p.has_step ? p.step : 1;
@@ -744,10 +750,19 @@ class Dict {
 };
 
 // A Python number meeting an array (x * 0.5): a 0-d array of the array's dtype, as NumPy 2 (NEP 50)
-// and torch treat Python scalars. An int outside an integer dtype's range is NumPy's OverflowError.
+// and torch treat Python scalars. An int outside an integer dtype's range is NumPy's OverflowError;
+// torch (`wraps`) keeps its low bits. A float becomes a float16 rounded once from the double, as
+// NumPy converts it (the compiler passes bfloat16 arrays, and torch's half arrays, only numbers they
+// hold exactly).
 inline Array weak_scalar(opgen_dtype dt, double v) {
   Array a = Array::empty(dt, {});
-  if (dt.code == 2 && dt.bits == 32) {
+  if (dt.code == 2 && dt.bits == 16) {
+    const _Float16 h = static_cast<_Float16>(v);  // GCC rounds double to half directly, to nearest even
+    std::memcpy(a.view().data, &h, sizeof h);
+  } else if (dt.code == 4 && dt.bits == 16) {  // bfloat16: only numbers it holds exactly come here
+    const bfloat16 h = to_bfloat16(static_cast<float>(v));
+    std::memcpy(a.view().data, &h, sizeof h);
+  } else if (dt.code == 2 && dt.bits == 32) {
     const float f = static_cast<float>(v);
     std::memcpy(a.view().data, &f, sizeof f);
   } else if (dt.code == 2 && dt.bits == 64) {
@@ -757,21 +772,30 @@ inline Array weak_scalar(opgen_dtype dt, double v) {
   }
   return a;
 }
-inline Array weak_scalar(opgen_dtype dt, int64_t v) {
-  if (dt.code == 2) return weak_scalar(dt, static_cast<double>(v));  // NumPy converts through a double
+inline Array weak_scalar(opgen_dtype dt, int64_t v, bool wraps = false) {
+  if (dt.code == 2 || dt.code == 4) return weak_scalar(dt, static_cast<double>(v));  // through a double, as NumPy
   Array a = Array::empty(dt, {});
   const bool is_signed = dt.code == 0;
   const int bits = dt.bits;
   const bool fits = is_signed ? (bits == 64 || (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1))))
                               : (v >= 0 && (bits == 64 || v < (INT64_C(1) << bits)));
-  if (!fits)
+  if (!fits && !wraps)
     raise(ErrorKind::Overflow, "Python integer " + std::to_string(v) + " out of bounds for " +
                                    (is_signed ? "int" : "uint") + std::to_string(bits));
   const uint64_t u = static_cast<uint64_t>(v);
   std::memcpy(a.view().data, &u, static_cast<size_t>(bits) / 8);  // little-endian: the low bytes
   return a;
 }
-inline Array weak_scalar(opgen_dtype dt, bool v) { return weak_scalar(dt, static_cast<int64_t>(v)); }
+inline Array weak_scalar(opgen_dtype dt, bool v, bool wraps = false) {
+  return weak_scalar(dt, static_cast<int64_t>(v), wraps);
+}
+
+// A list of ints as the 1-D int64 array NumPy and torch make of it where it indexes an array (x[[0, 2]]).
+inline Array index_array(const std::vector<int64_t>& xs) {
+  Array a = Array::empty(opgen_dtype{0, 64, 1}, {static_cast<int64_t>(xs.size())});
+  if (!xs.empty()) std::memcpy(a.view().data, xs.data(), xs.size() * sizeof(int64_t));
+  return a;
+}
 
 // ---------------------------------------------------------------- Python builtins
 

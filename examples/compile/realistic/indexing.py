@@ -1,0 +1,47 @@
+"""Indexing as people write it around inference: rows of a table by token id, reversed sequences,
+heads picked from a cache, and Python ints meeting uint8 pixels (each by its library's rules)."""
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from typing import Annotated
+
+F32 = npt.NDArray[np.float32]
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+T32 = Annotated[torch.Tensor, torch.float32]
+TI64 = Annotated[torch.Tensor, torch.int64]
+TU8 = Annotated[torch.Tensor, torch.uint8]
+
+
+def embed_tokens(table: F32, ids: I64) -> F32:
+    """Token embeddings: rows of the table by id (emb[ids], integer-array indexing; IndexError for an id
+    out of range), scaled by sqrt(d) as Gemma's embedder does."""
+    d = table.shape[-1]
+    return table[ids] * float(d) ** 0.5
+
+
+def select_heads(cache: T32, heads: TI64) -> T32:
+    """Some heads of a (batch, heads, seq, dim) KV cache: cache[:, heads] on a torch tensor."""
+    return cache[:, heads]
+
+
+def reverse_time(x: F32) -> F32:
+    """A sequence read backwards (a backward RNN's input): x[..., ::-1], which NumPy makes a view."""
+    return x[..., ::-1]
+
+
+def first_and_last(x: F32) -> F32:
+    """The first and the last row by a list of ints: x[[0, -1]]."""
+    return x[[0, -1]]
+
+
+def brighten(pixels: U8, amount: int) -> U8:
+    """uint8 pixels plus a Python int: NumPy 2 keeps uint8 (wrapping), and an amount outside uint8 is its
+    OverflowError."""
+    return pixels + amount
+
+
+def brighten_tensor(pixels: TU8, amount: int) -> TU8:
+    """The same with a torch tensor: torch keeps uint8 and wraps an amount outside it too."""
+    return pixels + amount

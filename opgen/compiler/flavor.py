@@ -1,0 +1,59 @@
+"""Which library's rules an array follows: NumPy's or torch's.
+
+A parameter annotated ``npt.NDArray[...]`` is a NumPy array and one annotated
+``Annotated[torch.Tensor, ...]`` a torch tensor (the manifest records it per parameter as
+``flavor``); every op result takes the flavor of its array arguments, or of its module
+(``np.zeros`` is NumPy's) where it has none. The two libraries agree on most of what compiles
+and differ where this module says: a negative slice step (NumPy reverses, torch raises
+ValueError), a Python float meeting an integer array (float64 in NumPy 2, float32 in torch),
+a Python int outside an integer dtype's range (NumPy's OverflowError, torch wraps it), and a
+Python number meeting a half-precision array (NumPy rounds the number to the half dtype first;
+torch computes in float32 and rounds once).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+NUMPY, TORCH = "numpy", "torch"
+LIBRARY = {NUMPY: "NumPy", TORCH: "torch"}
+
+
+class FlavorMix(ValueError):
+    """Arrays of both libraries meet in one op."""
+
+
+def combine(flavors) -> str | None:
+    """The one flavor of several values (None where none has one); FlavorMix where they differ."""
+    found = {f for f in flavors if f is not None}
+    if len(found) > 1:
+        raise FlavorMix("a NumPy array and a torch tensor meet here: NumPy converts the tensor to an array, "
+                        "torch refuses or converts the array, depending on the op")
+    return found.pop() if found else None
+
+
+def of_module(op: str) -> str | None:
+    """The flavor of an array an op makes from no array (``numpy.zeros``): its module's."""
+    root = op.split(".", 1)[0]
+    return root if root in LIBRARY else None
+
+
+def float_with_integer_array(flavor: str | None, dtype: str) -> str:
+    """What a Python float meeting an integer (or bool) array gives, in words, for the message that
+    refuses it: the compiler has no cast to make the array float first."""
+    numpy = f"float64 in NumPy 2 (NEP 50: the {dtype} array is cast to float64)"
+    torch = "float32 in torch (its default dtype)"
+    if flavor == NUMPY:
+        return numpy
+    if flavor == TORCH:
+        return torch
+    return f"{numpy}, {torch}; this array's library is not known here"
+
+
+def exact_in_half(value: float, dtype: str) -> bool:
+    """Whether a Python number is exactly a value of a half dtype: then rounding it first (NumPy) and
+    computing in float32 (torch) give the same result."""
+    if dtype == "float16":
+        return float(np.float16(value)) == value or value != value
+    return float(np.asarray(value, dtype=ml_dtypes.bfloat16)) == value or value != value
