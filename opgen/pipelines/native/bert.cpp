@@ -48,9 +48,9 @@ struct Bert {
   std::vector<opgen_string> vocab_c;
   const float *word, *pos, *type, *ln_w, *ln_b;
   std::vector<Layer> layers;
-  std::vector<std::vector<float>> stacked;  // the float32 qkv weights and biases (none kept with int8)
+  std::vector<Buffer<float>> stacked;  // the float32 qkv weights and biases (none kept with int8)
   // Activations, reused from batch to batch.
-  std::vector<float> h, t, q, k, qkv, ctx, merged, inter, act, pooled;
+  Buffer<float> h, t, q, k, qkv, ctx, merged, inter, act, pooled;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
   Int8Scratch int8;
   StageClock stages;
@@ -75,7 +75,7 @@ Linear dense(Bert& m, const std::string& name, int64_t out, int64_t in) {
 // separate layers; with int8 the per-channel scales are per row too, hence the same.
 Linear stacked(Bert& m, const std::vector<std::string>& names, int64_t out, int64_t in) {
   const int64_t parts = static_cast<int64_t>(names.size());
-  std::vector<float> w(static_cast<size_t>(parts * out * in)), b(static_cast<size_t>(parts * out));
+  Buffer<float> w(static_cast<size_t>(parts * out * in)), b(static_cast<size_t>(parts * out));
   for (int64_t p = 0; p < parts; ++p) {
     const float* wp = m.st->f32(names[p] + ".weight", {out, in});
     const float* bp = m.st->f32(names[p] + ".bias", {out});
