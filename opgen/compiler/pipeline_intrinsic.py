@@ -80,7 +80,7 @@ def link_pipelines(project: Project, fn: ir.Function, target: str) -> list[Linke
             info = models.resolve(call.model)
             where = f"{fn.path}:{call.line}"
             try:
-                model_dir = models.model_dir_override(info.name) or info.locate()
+                model_dir = models.local_copy(info) or info.locate()
                 config = [float(v) for v in info.config(model_dir, 32, None)]
                 entries = pipeline_library.kernels_for(project, info, target)
             except OpgenError as exc:

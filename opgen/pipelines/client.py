@@ -25,7 +25,7 @@ from opgen.errors import OpgenError
 from opgen.verify.ffi import ErrorInfo, String, string_array
 from opgen.project import Project
 from opgen.pipelines.library import build_pipeline
-from opgen.pipelines.models import ModelInfo, ModelNotFound, model_dir_override, resolve
+from opgen.pipelines.models import ModelInfo, ModelNotFound, file_owners, local_copy, resolve
 
 try:  # the HTTP library the installed openai package builds its errors around
     import httpx2 as _http
@@ -191,15 +191,13 @@ class Client:
             return self._pipelines[info.name]
 
     def _model_dir(self, info: ModelInfo) -> Path:
-        owners = [info] + ([resolve(info.weights_of)] if info.weights_of else [])
-        for owner in owners:
+        for owner in file_owners(info):
             for name in (owner.name, *owner.aliases):
                 if name.lower() in self.model_dirs:
                     return self.model_dirs[name.lower()]
-        for owner in owners:
-            override = model_dir_override(owner.name)
-            if override is not None:
-                return override
+        override = local_copy(info)
+        if override is not None:
+            return override
         try:
             return info.locate()
         except ModelNotFound as exc:

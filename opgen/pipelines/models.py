@@ -257,3 +257,17 @@ def model_dir_override(name: str) -> Path | None:
     key = "OPGEN_MODEL_DIR_" + "".join(ch if ch.isalnum() else "_" for ch in name.upper())
     value = os.environ.get(key)
     return Path(value) if value else None
+
+
+def file_owners(info: ModelInfo) -> list[ModelInfo]:
+    """The models whose local copy serves `info`: itself, then the float model whose files it reads."""
+    return [info] + ([resolve(info.weights_of)] if info.weights_of else [])
+
+
+def local_copy(info: ModelInfo) -> Path | None:
+    """The directory $OPGEN_MODEL_DIR_<NAME> names for the model or, for a quantized form, for
+    its float model (`all-minilm-l6-v2:int8` reads $OPGEN_MODEL_DIR_ALL_MINILM_L6_V2); None if unset."""
+    for owner in file_owners(info):
+        if (override := model_dir_override(owner.name)) is not None:
+            return override
+    return None

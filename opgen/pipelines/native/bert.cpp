@@ -34,7 +34,10 @@ struct Linear {
 };
 
 struct Layer {
-  Linear q, k, v, o, i, d;
+  // qkv: the query, key and value projections as one layer of 3 x hidden outputs (their weights
+  // stacked at load), so one kernel call (one OpenMP region; with int8, one quantization of the
+  // input) computes all three: token row r of its output holds q | k | v side by side.
+  Linear qkv, o, i, d;
   const float *ln1w, *ln1b, *ln2w, *ln2b;
 };
 
@@ -45,8 +48,9 @@ struct Bert {
   std::vector<opgen_string> vocab_c;
   const float *word, *pos, *type, *ln_w, *ln_b;
   std::vector<Layer> layers;
+  std::vector<Buffer<float>> stacked;  // the float32 qkv weights and biases (none kept with int8)
   // Activations, reused from batch to batch.
-  std::vector<float> h, t, q, k, v, ctx, merged, inter, act, pooled;
+  Buffer<float> h, t, q, k, qkv, ctx, merged, inter, act, pooled;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
   Int8Scratch int8;
   StageClock stages;
@@ -65,6 +69,31 @@ Linear dense(Bert& m, const std::string& name, int64_t out, int64_t in) {
   return L;
 }
 
+// Dense layers `names` (each out x in) as one layer whose output rows are theirs side by side:
+// the weights stacked row-wise ((names * out) x in), the biases end to end. Each output is
+// still one dot product of a weight row with the input, so the values are those of the
+// separate layers; with int8 the per-channel scales are per row too, hence the same.
+Linear stacked(Bert& m, const std::vector<std::string>& names, int64_t out, int64_t in) {
+  const int64_t parts = static_cast<int64_t>(names.size());
+  Buffer<float> w(static_cast<size_t>(parts * out * in)), b(static_cast<size_t>(parts * out));
+  for (int64_t p = 0; p < parts; ++p) {
+    const float* wp = m.st->f32(names[p] + ".weight", {out, in});
+    const float* bp = m.st->f32(names[p] + ".bias", {out});
+    std::copy(wp, wp + out * in, w.begin() + p * out * in);
+    std::copy(bp, bp + out, b.begin() + p * out);
+  }
+  Linear L{nullptr, nullptr, parts * out, in, {}};
+  if (m.c.int8) {
+    L.q = quantize_weight(w.data(), L.out, in);
+    w = {};  // the int8 rows and scales replace it
+  }
+  m.stacked.push_back(std::move(w));  // a moved vector keeps its buffer: the pointers stay valid
+  m.stacked.push_back(std::move(b));
+  L.w = m.stacked[m.stacked.size() - 2].data();
+  L.b = m.stacked.back().data();
+  return L;
+}
+
 void load(Bert& m, const std::string& dir) {
   m.st = std::make_unique<SafetensorsFile>(dir + "/model.safetensors");
   SafetensorsFile& st = *m.st;
@@ -79,9 +108,7 @@ void load(Bert& m, const std::string& dir) {
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string b = p + "encoder.layer." + std::to_string(l) + ".";
     Layer L;
-    L.q = dense(m, b + "attention.self.query", H, H);
-    L.k = dense(m, b + "attention.self.key", H, H);
-    L.v = dense(m, b + "attention.self.value", H, H);
+    L.qkv = stacked(m, {b + "attention.self.query", b + "attention.self.key", b + "attention.self.value"}, H, H);
     L.o = dense(m, b + "attention.output.dense", H, H);
     L.ln1w = st.f32(b + "attention.output.LayerNorm.weight", {H});
     L.ln1b = st.f32(b + "attention.output.LayerNorm.bias", {H});
@@ -125,7 +152,8 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
   const int64_t B = static_cast<int64_t>(seq.size());
   const int64_t H = c.hidden, NH = c.heads, HD = H / NH, I = c.intermediate;
   const int64_t N = seq.back().first + seq.back().second;
-  for (auto* buf : {&m.h, &m.q, &m.k, &m.v, &m.ctx, &m.merged, &m.t}) buf->resize(N * H);
+  for (auto* buf : {&m.h, &m.q, &m.k, &m.ctx, &m.merged, &m.t}) buf->resize(N * H);
+  m.qkv.resize(N * 3 * H);
   m.inter.resize(N * I);
   m.act.resize(N * I);
   m.ones.assign(static_cast<size_t>(c.max_length), 1);
@@ -145,14 +173,14 @@ void forward(Bert& m, const int64_t* ids, const int64_t* pos, const std::vector<
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
   for (const Layer& L : m.layers) {
-    linear(m, m.h.data(), N, L.q, m.q.data());
-    linear(m, m.h.data(), N, L.k, m.k.data());
-    linear(m, m.h.data(), N, L.v, m.v.data());
+    linear(m, m.h.data(), N, L.qkv, m.qkv.data());
     for (const auto& [o, S] : seq) {
-      // Sequence rows o..o+S of (N, NH*HD), seen as (1, NH, S, HD): a strided view, no copy.
-      View qv = f32(m.q.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
-      View kv = f32(m.k.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
-      View vv = f32(m.v.data() + o * H, {1, NH, S, HD}, {S * H, HD, H, 1});
+      // Sequence rows o..o+S of q (then k, v) in the (N, 3 * NH*HD) rows, seen as (1, NH, S, HD):
+      // strided views, no copy.
+      const float* rows = m.qkv.data() + o * 3 * H;
+      View qv = f32(rows, {1, NH, S, HD}, {S * 3 * H, HD, 3 * H, 1});
+      View kv = f32(rows + H, {1, NH, S, HD}, {S * 3 * H, HD, 3 * H, 1});
+      View vv = f32(rows + 2 * H, {1, NH, S, HD}, {S * 3 * H, HD, 3 * H, 1});
       View mv = i64(m.ones.data(), {1, S});
       View cv = f32(m.ctx.data() + o * H, {1, NH, S, HD});
       OPGEN_CALL(K_SDPA, qv.in(), kv.in(), vv.in(), mv.in(), int64_t{0}, scale, cv.out());

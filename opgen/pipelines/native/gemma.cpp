@@ -60,7 +60,7 @@ struct Gemma {
   std::vector<int64_t> merges, added;
   float embed_scale;
   // Activations, reused from batch to batch.
-  std::vector<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
+  Buffer<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
   Int8Scratch int8;
   StageClock stages;
@@ -234,7 +234,7 @@ void forward(Gemma& m, const int64_t* ids, const int64_t* pos, const std::vector
   }
   const float* cur = m.pooled.data();
   int64_t width = H;
-  std::vector<float>* bufs[2] = {&m.d0, &m.d1};
+  Buffer<float>* bufs[2] = {&m.d0, &m.d1};
   for (size_t i = 0; i < m.dense.size(); ++i) {
     const Dense& d = m.dense[i];
     if (d.in != width) throw std::runtime_error("Dense layer input size does not match the previous output");

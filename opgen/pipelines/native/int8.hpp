@@ -15,17 +15,17 @@ namespace opgen::pipeline {
 
 // A weight (out, in) in int8, one scale per output channel; empty when the layer runs in float32.
 struct Int8Weight {
-  std::vector<int8_t> q;
-  std::vector<float> scale;
+  Buffer<int8_t> q;
+  Buffer<float> scale;
   bool empty() const { return q.empty(); }
 };
 
 // Per-call buffers, reused from call to call: per-token scales, int8 activations, int32 sums,
 // and zeros for a layer without bias (the rescale kernel always adds one).
 struct Int8Scratch {
-  std::vector<float> xs, zeros;
-  std::vector<int8_t> xq;
-  std::vector<int32_t> acc;
+  Buffer<float> xs, zeros;
+  Buffer<int8_t> xq;
+  Buffer<int32_t> acc;
 };
 
 #if defined(K_INT8_MATMUL)

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline.hpp"  // kAlign, Buffer
+
 namespace opgen::pipeline {
 
 struct TensorInfo {
@@ -234,9 +236,12 @@ class SafetensorsFile {
     const char* src = data_ + t.begin;
     if (t.dtype == "F32") {
       if (t.end - t.begin != n * 4) throw std::runtime_error(path_ + ": tensor " + name + " has the wrong byte size");
-      if (reinterpret_cast<uintptr_t>(src) % alignof(float) == 0) return reinterpret_cast<const float*>(src);
+      if (reinterpret_cast<uintptr_t>(src) % kAlign == 0) return reinterpret_cast<const float*>(src);
+      // Copied to an aligned buffer (see kAlign); the mapped pages it was read from are
+      // released, so the copy does not double the resident weights.
       owned_.emplace_back(n);
       std::memcpy(owned_.back().data(), src, n * 4);
+      release(src, n * 4);
       return owned_.back().data();
     }
     if (t.dtype == "BF16" || t.dtype == "F16") {
@@ -248,12 +253,22 @@ class SafetensorsFile {
         std::memcpy(&h, src + 2 * i, 2);
         dst[i] = t.dtype == "BF16" ? bf16(h) : f16(h);
       }
+      release(src, n * 2);
       return dst;
     }
     throw std::runtime_error(path_ + ": tensor " + name + " has dtype " + t.dtype + "; expected F32, BF16 or F16");
   }
 
  private:
+  // Drops the whole pages of [p, p + bytes) from this process (a private read-only mapping of
+  // the file: they would read back from it if touched again; nothing touches them).
+  static void release(const char* p, size_t bytes) {
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  }
+
   static float bf16(uint16_t h) {
     uint32_t u = static_cast<uint32_t>(h) << 16;
     float f;
@@ -288,7 +303,7 @@ class SafetensorsFile {
   const char* data_ = nullptr;
   size_t data_size_ = 0;
   std::map<std::string, TensorInfo> tensors_;
-  std::vector<std::vector<float>> owned_;
+  std::vector<Buffer<float>> owned_;
 };
 
 }  // namespace opgen::pipeline
