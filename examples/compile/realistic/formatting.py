@@ -54,7 +54,9 @@ def numbered_labels(labels: list[str]) -> list[str]:
 def aligned_report(names: list[str], values: list[float], digits: int) -> list[str]:
     """A two-column report: the name column as wide as the longest name and the values to the
     requested decimals, the specs built at run time ({name:<{width}}, {value:.{d}f})."""
-    width = max([len(name) for name in names], default=0)
+    width = 0
+    for name in names:
+        width = max(width, len(name))
     d = min(max(digits, 0), 6)
     return [f"{name:<{width}} | {value:>12.{d}f}" for name, value in zip(names, values)]
 
