@@ -108,6 +108,8 @@ UNSUPPORTED = [
     ("dtype-less array", "def f(x: np.ndarray) -> int:\n    return 1\n", 0, "np.ndarray does not say its dtype",
      "npt.NDArray[np.float32]"),
     ("undefined", "def f(x: int) -> int:\n    return y\n", 1, "name 'y' is not defined", "parameter"),
+    ("repr of a list", "def f(xs: list[str]) -> str:\n    return f\"{xs!r}\"\n", 1,
+     "repr() of a list is not supported", '"[" + ", ".join(repr(v) for v in xs) + "]"'),
     ("bool with a nested format spec", "def f(b: bool, w: int) -> str:\n    return f\"{b:>{w}}\"\n", 1,
      "formatting a bool with a spec known only at run time", "int(flag) or str(flag)"),
     ("bool with a run-time spec", "def f(b: bool, spec: str) -> str:\n    return format(b, spec)\n", 1,

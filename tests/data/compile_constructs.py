@@ -116,3 +116,10 @@ def reprs(s: str, n: int, x: float, flag: bool) -> list[str]:
     return [repr(s), ascii(s), f"{s!r}", f"{s!a}", f"{s!r:>12}", f"{s!a:*^16.5}", repr(n), ascii(n), f"{n!r:>6}",
             repr(x), ascii(x), f"{x!r}", f"{x!a:>10}", repr(flag), ascii(flag), f"{flag!r:>6}|{flag!a}",
             f"{s!r:{n % 7 + 3}}"]
+
+
+def list_reprs(words: list[str], counts: list[int]) -> list[str]:
+    """A list's repr and ascii as the compile error for repr(list) tells one to write them (Python's
+    list repr is exactly this)."""
+    return ["[" + ", ".join(repr(w) for w in words) + "]", "[" + ", ".join(ascii(w) for w in words) + "]",
+            "[" + ", ".join(repr(c) for c in counts) + "]"]
