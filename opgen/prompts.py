@@ -74,6 +74,10 @@ STRING_KINDS_TEXT = {
                   "letters, letters beyond the BMP), letters whose case mapping is several code points ('ß', 'İ', "
                   "'ﬁ', 'ŉ', 'ΐ'), and capital sigmas before, after and between letters, apostrophes, combining "
                   "marks and other case-ignorable code points; one large case holds every code point in order",
+    "repr_text": "texts mixing everything mixed_text draws with single and double quotes (alone, together, "
+                 "repeated), backslashes, tab, newline, carriage return, other C0 and C1 controls, DEL, U+00A0, "
+                 "U+00AD, the non-printable code points of every kind (separators, format characters, private use, "
+                 "unassigned, beyond the BMP too) and printable non-ASCII; one large case holds every code point",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "

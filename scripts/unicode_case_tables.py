@@ -160,10 +160,10 @@ def rust_block(direction: str, t: CaseTables) -> list[str]:
     return out
 
 
-def _replace_block(text: str, block: list[str], path: Path) -> str:
-    pattern = re.compile(rf"^[ \t]*// {BEGIN}.*?^[ \t]*// {END}[^\n]*$", re.S | re.M)
+def _replace_block(text: str, block: list[str], path: Path, begin: str = BEGIN, end: str = END) -> str:
+    pattern = re.compile(rf"^[ \t]*// {begin}.*?^[ \t]*// {end}[^\n]*$", re.S | re.M)
     if len(pattern.findall(text)) != 1:
-        raise SystemExit(f"{path}: expected one '// {BEGIN}' ... '// {END}' block to replace")
+        raise SystemExit(f"{path}: expected one '// {begin}' ... '// {end}' block to replace")
     return pattern.sub(lambda _m: "\n".join(block), text)
 
 

@@ -45,6 +45,13 @@ CASES: dict[str, list[tuple]] = {
     "none_checks": [(0, ""), (5, "a")],
     "flag_formats": [(True, 7), (False, -12345)],
     "formatted_pieces": [(1.5, "héllo"), (-0.0, ""), (NAN, "日本語"), (1e16, "ab"), (-INF, "x")],
+    "nested_specs": [(3.14159, 42, "héllo", 9, 2, "*", ">8"), (-0.0, -7, "", 0, 0, "中", ""),
+                     (NAN, HI, "日本語", 12, 5, " ", "*^11"), (1e16, LO, "ab", 3, 17, "0", "<3"),
+                     (2.5, 5, "s", 4, 1, "=", "_<7"), (1.0, 1, "a", 5, 2, "<", "q")],
+    "list_reprs": [(["it's", 'a "b"', "\u200b", ""], [1, -2]), ([], []), (["\\", "é\U0001f600"], [LO, HI])],
+    "reprs": [("it's", 3, 0.1, True), ('say "hi"', -5, 1e16, False), ("both ' and \"", LO, NAN, True),
+              ("tab\tnl\ncr\r\x00\x7f\\", HI, -INF, False), ("é中\U0001f600\u3000\u200b\U000e0001\xa0\xad", 0, -0.0, True),
+              ("", 7, 1e-05, False)],
 }
 
 

@@ -849,6 +849,15 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        if e.op in ("builtins.repr", "builtins.ascii") and len(args) == 1 and args[0] in (INT, FLOAT, BOOL):
+            # repr() and ascii() of an int, float or bool are its str(): format(x, '') (bool's below)
+            e.op = "builtins.format"
+            e.args.append(ir.Const(e.line, ""))
+            args.append(self.expr(e.args[-1], assigned))
+        if e.op in ("builtins.repr", "builtins.ascii") and len(args) == 1 and args[0].kind == "list":
+            fn = e.op.split(".")[1]
+            raise self.error(e, f"{e.source}: {fn}() of a list is not supported by opgen compile",
+                             f'write it as Python builds it: "[" + ", ".join({fn}(v) for v in xs) + "]"')
         if e.op == "builtins.format" and args and args[0] == BOOL:
             self.format_bool(e, args, assigned)
         if e.op in ("operator.add", "operator.mul") and len(args) == 2 and not kwargs and \

@@ -107,6 +107,16 @@ def _format_op(line: int, value: ir.Expr, spec: str, source: str) -> ir.Op:
     return ir.Op(line, "builtins.format", [value, ir.Const(line, spec)], {}, source)
 
 
+def _concatenate(line: int, pieces: list[ir.Expr], source: str) -> ir.Expr:
+    """str pieces joined left to right with str's ``+`` (an f-string, a run-time format spec)."""
+    if not pieces:
+        return ir.Const(line, "")
+    out = pieces[0]
+    for piece in pieces[1:]:
+        out = ir.Op(line, "operator.add", [out, piece], {}, source)
+    return out
+
+
 def trace_file(path: Path, function: str) -> tuple[ir.Function, ModuleScope]:
     scope = read_module(path)
     fn = scope.functions.get(function)
@@ -369,35 +379,38 @@ class Tracer:
 
     def f_string(self, e: ast.JoinedStr) -> ir.Expr:
         """``f"{name}: {score:.3f}"`` is what Python compiles it to: each replacement field
-        format(value, spec) (``builtins.format``'s kernels; ``!s`` is str() first), the pieces
-        concatenated left to right with str's ``+``."""
-        pieces: list[ir.Expr] = []
-        for part in e.values:
-            if isinstance(part, ast.Constant):
-                pieces.append(self.constant(e, part.value))
-                continue
-            assert isinstance(part, ast.FormattedValue)
-            if part.conversion in (ord("r"), ord("a")):
-                raise self.error(part, f"the !{chr(part.conversion)} conversion (repr() or ascii() of the value) is not "
-                                       "supported by opgen compile", "drop it: {x} formats x as str(x) does")
-            spec = ""
-            if part.format_spec is not None:
-                assert isinstance(part.format_spec, ast.JoinedStr)
-                if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
-                    raise self.error(part, "a replacement field inside a format spec ({x:{width}}) is not supported "
-                                           "by opgen compile", "write the spec out ({x:>8}), or pad with str methods")
-                spec = "".join(v.value for v in part.format_spec.values)  # type: ignore[attr-defined]
-            value = self.expr(part.value)
-            source = ast.unparse(part.value)
-            if part.conversion == ord("s"):
-                value = _format_op(e.lineno, value, "", f"str({source})")
-            pieces.append(_format_op(e.lineno, value, spec, f"format({source}, {spec!r})"))
-        if not pieces:
-            return ir.Const(e.lineno, "")
-        out = pieces[0]
-        for piece in pieces[1:]:
-            out = ir.Op(e.lineno, "operator.add", [out, piece], {}, ast.unparse(e))
-        return out
+        format(value, spec) (``builtins.format``'s kernels), the pieces concatenated left to right
+        with str's ``+``."""
+        pieces = [self.constant(e, part.value) if isinstance(part, ast.Constant) else self.replacement_field(e, part)
+                  for part in e.values]
+        return _concatenate(e.lineno, pieces, ast.unparse(e))
+
+    def replacement_field(self, e: ast.JoinedStr, part: ast.expr) -> ir.Expr:
+        """One ``{value!conversion:spec}``: the conversion first (``!s`` str(), ``!r`` repr(), ``!a``
+        ascii()), then format(converted, spec). A spec holding replacement fields of its own
+        (``{x:>{width}}``, ``{x:.{digits}f}``) is built at run time as Python builds it, each nested
+        field formatted and the pieces concatenated, so a spec Python refuses is the format kernel's
+        ValueError. Python's parser allows one level of nesting and refuses a deeper one
+        ("f-string: expressions nested too deeply") before opgen compile sees the source."""
+        assert isinstance(part, ast.FormattedValue)
+        value = self.expr(part.value)
+        source = ast.unparse(part.value)
+        if part.conversion == ord("s"):
+            value = _format_op(e.lineno, value, "", f"str({source})")
+        elif part.conversion in (ord("r"), ord("a")):
+            builtin = "repr" if part.conversion == ord("r") else "ascii"
+            value = ir.Op(e.lineno, f"builtins.{builtin}", [value], {}, f"{builtin}({source})")
+        if part.format_spec is None:
+            return _format_op(e.lineno, value, "", f"format({source}, '')")
+        assert isinstance(part.format_spec, ast.JoinedStr)
+        spec_parts = part.format_spec.values
+        if all(isinstance(v, ast.Constant) for v in spec_parts):
+            spec = "".join(v.value for v in spec_parts)  # type: ignore[attr-defined]
+            return _format_op(e.lineno, value, spec, f"format({source}, {spec!r})")
+        spec_pieces = [self.constant(e, v.value) if isinstance(v, ast.Constant) else self.replacement_field(e, v)
+                       for v in spec_parts]
+        spec_expr = _concatenate(e.lineno, spec_pieces, ast.unparse(e))
+        return ir.Op(e.lineno, "builtins.format", [value, spec_expr], {}, ast.unparse(e))
 
     def compare(self, e: ast.Compare) -> ir.Expr:
         """``a < b < c`` is ``a < b and b < c`` with b evaluated once in Python; compiled ops are
@@ -567,7 +580,7 @@ class Tracer:
         builtin = self.builtin_name(func)
         if builtin in BUILTINS:
             return self.builtin(e, builtin)
-        if builtin in ("str", "format"):
+        if builtin in ("str", "format", "repr", "ascii"):
             return self.format_call(e, builtin)
         if builtin in ITERATORS:
             raise self.error(e, f"{builtin}() is supported only where Python iterates over it",
@@ -603,8 +616,14 @@ class Tracer:
 
     def format_call(self, e: ast.Call, builtin: str) -> ir.Expr:
         """``str(x)`` is ``format(x, "")`` for the values compiled code holds (int, float, str, bool);
-        ``format(x, spec)`` is ``builtins.format``'s kernel, as an f-string's field is."""
+        ``format(x, spec)`` is ``builtins.format``'s kernel, as an f-string's field is; ``repr(x)`` and
+        ``ascii(x)`` are ``builtins.repr``/``builtins.ascii`` (propagation makes an int's, float's or
+        bool's the empty-spec format, which is their repr)."""
         args, kwargs = self.call_args(e)
+        if builtin in ("repr", "ascii"):
+            if len(args) != 1 or kwargs:
+                raise self.error(e, f"{builtin}() takes one argument", f"write {builtin}(x)")
+            return ir.Op(e.lineno, f"builtins.{builtin}", args, {}, ast.unparse(e))
         if builtin == "str":
             if len(args) != 1 or kwargs:
                 raise self.error(e, "str() with other than one argument is not supported by opgen compile",

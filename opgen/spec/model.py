@@ -128,7 +128,9 @@ class Domain(Strict):
     # f-string's replacement field), valid, refused and malformed ones. "cased_text": what case
     # mapping meets (mixed_text, words of cased letters of every script, SpecialCasing's one-to-many
     # letters, capital sigmas among case-ignorable code points); its scale case holds every code point.
-    strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "wordpiece_vocab",
+    # "repr_text": what repr() and ascii() meet (mixed_text, quotes, backslashes, controls, the
+    # non-printable code points of every category, astral ones); its scale case holds every code point.
+    strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "repr_text", "wordpiece_vocab",
                      "bpe_vocab", "bpe_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)

@@ -844,7 +844,7 @@ class _Builder:
                 elif t.kind == "list" and t.elem.name == "str":
                     alphabet = string.ascii_lowercase if wordpiece else string.ascii_letters
                     args[p.name] = [long_text(self.rng, size, alphabet), long_text(self.rng, 300, alphabet), ""]
-                elif dom.strings == "cased_text" and label == "64 KB":
+                elif dom.strings in ("cased_text", "repr_text") and label == "64 KB":
                     # every code point once: a case table is checked whole, not where draws land
                     args[p.name] = every_code_point()
                     notes.append(EVERY_CODE_POINT)

@@ -203,3 +203,23 @@ def every_code_point() -> str:
     """Every code point UTF-8 can hold, in order (about 4.3 MB as UTF-8): the scale stage's
     ``cased_text`` case, which checks a kernel's case tables whole."""
     return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+
+
+# What repr() and ascii() meet: both quotes (alone, together, repeated: the quote choice), the
+# backslash, the three named escapes, other C0 controls and DEL, C1 controls and U+00A0/U+00AD
+# (\\xNN as repr writes them), the non-printable code points of every kind str.isprintable()
+# names (space separators other than ' ', line and paragraph separators, format characters,
+# private use, unassigned, in the BMP and beyond it), and printable non-ASCII at every UTF-8
+# length, among mixed_text's segments.
+REPR_SPECIAL = "'\"\\\t\n\r\x00\x07\x1b\x1f\x7f\x80\x9f\xa0\xad\xff"
+REPR_NONPRINTABLE = ("\u3000\u1680\u2000\u2028\u2029\u200b\u200e\u2066\ufeff\ufff9\ue000\uf8ff\u0378\ufffe\uffff"
+                     "\U000110bd\U0001d173\U000e0001\U000f0000\U0010ffff\U0001fffe\U000e01f0")
+REPR_PRINTABLE = " ~é中\u0301\ufffd\U0001f600\U00010000\U0002a6d6\U000e0100"
+_REPR_CHARS = st.one_of(st.sampled_from(REPR_SPECIAL), st.sampled_from(REPR_NONPRINTABLE),
+                        st.sampled_from(REPR_PRINTABLE), st.characters(exclude_categories=("Cs",)))
+REPR_SEGMENTS = st.one_of(SEGMENTS, st.text(_REPR_CHARS, min_size=1, max_size=6),
+                          st.sampled_from(("'", '"', "'\"", "''", '""', "it's", 'say "hi"', "\\'")))
+
+
+def repr_text(max_segments: int = 16) -> st.SearchStrategy[str]:
+    return st.lists(REPR_SEGMENTS, max_size=max_segments).map("".join)

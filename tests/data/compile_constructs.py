@@ -102,3 +102,24 @@ def flag_formats(flag: bool, n: int) -> list[str]:
 def formatted_pieces(x: float, s: str) -> str:
     """An f-string of literal text only, one of a lone field, and nested ones."""
     return f"plain" + f"{x}" + f"<{s:*^9.2}>{x:+08.2f}{{braces}}"
+
+
+def nested_specs(x: float, n: int, s: str, w: int, p: int, fill: str, spec: str) -> list[str]:
+    """Replacement fields inside a format spec: the spec is built at run time from them (each
+    formatted, with its own conversion and spec), then the value formatted with it."""
+    return [f"{x:>{w}}", f"{x:.{p}f}", f"{s:{fill}^{w}}", f"{n:{spec}}", f"{x:{spec}}", f"{s:{spec}}",
+            f"[{n:+0{w},}]", f"{x:{w}.{p}{'e'}}", f"{s:{fill!s}<{w:d}.{p}}", f"{n:{w!r}}"]
+
+
+def reprs(s: str, n: int, x: float, flag: bool) -> list[str]:
+    """repr()/ascii() and the !r/!a conversions of each value type, alone and under a format spec."""
+    return [repr(s), ascii(s), f"{s!r}", f"{s!a}", f"{s!r:>12}", f"{s!a:*^16.5}", repr(n), ascii(n), f"{n!r:>6}",
+            repr(x), ascii(x), f"{x!r}", f"{x!a:>10}", repr(flag), ascii(flag), f"{flag!r:>6}|{flag!a}",
+            f"{s!r:{n % 7 + 3}}"]
+
+
+def list_reprs(words: list[str], counts: list[int]) -> list[str]:
+    """A list's repr and ascii as the compile error for repr(list) tells one to write them (Python's
+    list repr is exactly this)."""
+    return ["[" + ", ".join(repr(w) for w in words) + "]", "[" + ", ".join(ascii(w) for w in words) + "]",
+            "[" + ", ".join(repr(c) for c in counts) + "]"]

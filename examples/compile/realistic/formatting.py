@@ -49,3 +49,30 @@ def numbered_labels(labels: list[str]) -> list[str]:
     for i, label in enumerate(labels, 1):
         out.append(str(i) + ". " + format(label, "^9") + "|")
     return out
+
+
+def aligned_report(names: list[str], values: list[float], digits: int) -> list[str]:
+    """A two-column report: the name column as wide as the longest name and the values to the
+    requested decimals, the specs built at run time ({name:<{width}}, {value:.{d}f})."""
+    width = 0
+    for name in names:
+        width = max(width, len(name))
+    d = min(max(digits, 0), 6)
+    return [f"{name:<{width}} | {value:>12.{d}f}" for name, value in zip(names, values)]
+
+
+def banner(title: str, width: int, fill: str) -> str:
+    """A title centred in a banner of a given width and fill character (fill and width at run time)."""
+    w = min(max(width, 0), 60)
+    pad = fill[0] if fill else "="
+    return f"{title:{pad}^{w}}"
+
+
+def debug_fields(name: str, count: int, ratio: float, enabled: bool) -> str:
+    """A dataclass-style debug line, each value as repr() shows it (quotes around the str)."""
+    return f"Config(name={name!r}, count={count!r}, ratio={ratio!r}, enabled={enabled!r})"
+
+
+def ascii_log_line(user: str, message: str) -> str:
+    """A log line kept ASCII whatever the user typed: ascii() escapes the rest, the message cut to 40."""
+    return f"user={ascii(user)} msg={message!a:.40} len={len(repr(message))}"
