@@ -940,9 +940,15 @@ class Propagator:
                              "call the module function instead (e.g. np.sum(x, axis=0) for x.sum(axis=0)), or "
                              f"declare it in its op's spec (methods: [{{name: {kinds[0]}.{e.method}}}])")
         ops = {spec.op for spec, _ in found.values()}
-        if len(ops) > 1:  # ndarray.sum and Tensor.sum naming different ops: a tensor's flavor is not tracked
+        if len(ops) > 1:  # ndarray.max and Tensor.max naming different ops: a tensor's flavor is not tracked,
+            # but the arguments may fit only one library's signature (x.max(dim=1) is torch's, x.max(axis=1) NumPy's)
+            fits = {n: v for n, v in found.items() if _library_binds(n, v[0], e.receiver, e.args, e.kwargs)}
+            if len({spec.op for spec, _ in fits.values()}) == 1:
+                found, ops = fits, {spec.op for spec, _ in fits.values()}
+        if len(ops) > 1:
             raise self.error(e, f"{shown} of a {receiver} is ambiguous: {', '.join(f'{n} is {s.op}' for n, (s, _) in found.items())}",
-                             "call the module function you mean instead")
+                             "call the module function you mean instead, or pass the axis by the keyword only one "
+                             "library takes (torch's dim=, NumPy's axis=)")
         spec, method = next(iter(found.values()))
         e.op, e.called = spec.op, next(iter(found))
         if self.bind_library(e, e.receiver, method.receiver):
@@ -1374,6 +1380,21 @@ def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
 
 def _inplace_names(stmts: list[ir.Stmt]) -> set[str]:
     return _names_where(stmts, lambda s: isinstance(s, ir.Assign) and s.inplace)
+
+
+def _library_binds(name: str, spec, receiver: ir.Expr, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> bool:
+    """Whether a call with these arguments binds to one of the library's signatures of ``name`` (a keyword
+    that **kwargs takes must be one of the spec's native parameters, as bind_library requires)."""
+    native = {p.name for o in spec.overloads for p in o.sig.params}
+    for sig in library_signatures(name):
+        try:
+            bound = sig.as_inspect().bind(receiver, *args, **kwargs).arguments
+        except TypeError:
+            continue
+        extra = {k for p in sig.params if p.kind == p.kind.VAR_KEYWORD for k in bound.get(p.name, {})}
+        if extra <= native:
+            return True
+    return False
 
 
 def _result_type(returns) -> Type:
