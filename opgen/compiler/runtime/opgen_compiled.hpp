@@ -654,6 +654,10 @@ inline std::vector<int64_t> shape_gufunc(std::initializer_list<Core> inputs, std
   }
   std::vector<int64_t> shape = shim::broadcast_shapes(loops);
   for (const char* d : out_dims) {
+    if (std::string(d) == "1") {  // a kept dim of size 1 (native_layer_norm's mean: (d)->(1))
+      shape.push_back(1);
+      continue;
+    }
     for (auto& [name, have] : sizes) {
       if (name == d) shape.push_back(have);
     }
