@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from opgen.compiler import ir, pipeline_intrinsic
+from opgen.compiler import einsum, ir, pipeline_intrinsic
 from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.annotations import parse_annotation
 from opgen.compiler.types import TupleType
@@ -600,7 +600,19 @@ class Tracer:
             return self.pipeline_embed(e, args, kwargs)
         if op in VIEW_FUNCTIONS:
             return self.axes_view_function(e, op, args, kwargs)
+        if op in einsum.EINSUM_OPS:
+            return self.einsum(e, op, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def einsum(self, e: ast.Call, op: str, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
+        """np.einsum / torch.einsum with a constant equation: views and one matmul (opgen.compiler.einsum)."""
+        if kwargs or not args or not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str)):
+            raise self.error(e, f"{op}() is supported with a constant equation and the operands, positionally",
+                             f"write {op}(\"bhqd,bhkd->bhqk\", q, k)")
+        lowered = einsum.lower(e.lineno, args[0].value, args[1:], ast.unparse(e))
+        if isinstance(lowered, tuple):
+            raise self.error(e, *lowered)
+        return lowered
 
     def format_call(self, e: ast.Call, builtin: str) -> ir.Expr:
         """``str(x)`` is ``format(x, "")`` for the values compiled code holds (int, float, str, bool);
