@@ -229,8 +229,10 @@ class Registry:
             _fsync(final.parent)  # make the swap itself durable
         return Entry(final, data)
 
-    def lookup(self, op: str, arg_types: list[str], specs: dict[str, Spec], target: str = "cpu-cpp") -> Entry:
-        """The verified entry for ``op`` whose parameter types are ``arg_types``.
+    def lookup(self, op: str, arg_types: list[str], specs: dict[str, Spec], target: str = "cpu-cpp",
+               overload: str | None = None) -> Entry:
+        """The verified entry for ``op`` whose parameter types are ``arg_types`` (of the overload named
+        ``overload`` where given: opgen.cast's overloads from one dtype take the same parameters).
 
         This is what the compiler's type propagation calls: the entry's signature
         carries the native return type.
@@ -240,12 +242,12 @@ class Registry:
         if spec is None:
             raise LookupError(f"no spec for {op}; add specs/{op.replace('.', '/')}.yaml")
         op = spec.op
-        for overload in spec.overloads:
-            if [str(p.type) for p in overload.sig.params] != want:
+        for o in spec.overloads:
+            if [str(p.type) for p in o.sig.params] != want or (overload is not None and o.name != overload):
                 continue
-            if not self.variants(op, overload.name, target):
+            if not self.variants(op, o.name, target):
                 break
-            entry, reasons = self.serve(op, overload.name, target, spec)
+            entry, reasons = self.serve(op, o.name, target, spec)
             if entry is None:
                 raise LookupError(f"{op} ({', '.join(want)}) for {target} is stale: {'; '.join(reasons)}; "
                                   f"run `opgen verify {op}` or `opgen synthesize {op}`")

@@ -44,3 +44,33 @@ def topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted_: bool) -> tuple
     values = np.take_along_axis(moved, order, axis=-1)
     return (np.ascontiguousarray(np.moveaxis(values, -1, int(dim))),
             np.ascontiguousarray(np.moveaxis(order.astype(np.int64), -1, int(dim))))
+
+
+def _extreme_along(x, dim: int, keepdim: bool, arg, name: str):
+    """(values, indices) of torch.max(x, dim) / torch.min(x, dim): NumPy's argmax/argmin give the
+    first index of the extreme value, and the first nan's where a row has one (both stop at the first
+    nan), exactly torch's CPU choice; the value is the element at that index (its zero sign kept)."""
+    x = np.asarray(x)
+    nd = max(x.ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    ax = dim % x.ndim
+    if x.shape[ax] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+    idx = arg(x, axis=ax, keepdims=True)
+    values = np.take_along_axis(x, idx, axis=ax)
+    if not keepdim:
+        values, idx = np.squeeze(values, axis=ax), np.squeeze(idx, axis=ax)
+    return np.array(values, order="C"), np.array(idx, dtype=np.int64, order="C")  # ascontiguousarray makes 0-d 1-d
+
+
+def max_dim(input, dim: int, keepdim: bool = False):
+    """torch.max(input, dim, keepdim): the largest element along dim and its first index."""
+    return _extreme_along(input, dim, keepdim, np.argmax, "max")
+
+
+def min_dim(input, dim: int, keepdim: bool = False):
+    """torch.min(input, dim, keepdim): the smallest element along dim and its first index."""
+    return _extreme_along(input, dim, keepdim, np.argmin, "min")

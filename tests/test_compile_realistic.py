@@ -109,6 +109,18 @@ def finite(lo: float = -1e6, hi: float = 1e6) -> st.SearchStrategy:
 
 
 @st.composite
+def float_tensors(draw, min_dims: int = 0, min_last: int = 0, distinct: bool = False) -> torch.Tensor:
+    """float32 tensors of 0..3 dims with at least ``min_dims`` dims and ``min_last`` elements along the last;
+    ``distinct``: no two equal (torch.topk orders ties as it likes, opgen the lower index first)."""
+    shape = draw(hnp.array_shapes(min_dims=max(min_dims, 1 if min_last else 0), max_dims=3, min_side=0, max_side=4))
+    if min_last:
+        shape = (*shape[:-1], max(shape[-1], min_last))
+    elements = st.floats(-10, 10, width=32)
+    x = draw(hnp.arrays(np.float32, shape, elements=elements, unique=distinct))
+    return torch.from_numpy(x)
+
+
+@st.composite
 def attention_inputs(draw) -> tuple:
     b, m, n, d = (draw(st.integers(1, 4)) for _ in range(4))
     f = lambda shape: torch.from_numpy(draw(hnp.arrays(np.float32, shape, elements=st.floats(-3, 3, width=32))))
@@ -209,6 +221,13 @@ CASES: dict[str, Case] = {
                                                    st.lists(prose, max_size=5).map(lambda xs: sorted(set(xs)))))),
     "latest_version": Case(st.tuples(st.lists(st.sampled_from(["v1", "v1.2", "v10", "v2", "1.0", "vé", "v", ""]),
                                               max_size=5), st.sampled_from(["", "v0", "v1.5"]))),
+    # torch.topk and torch.max along a dim need a dim to select from: at least one dim (two for the
+    # margin and the filter's k), values without nan where torch orders ties or nans as it likes (topk).
+    "greedy_tokens": Case(st.tuples(float_tensors(min_dims=1))),
+    "confidence_margin": Case(st.tuples(float_tensors(min_dims=1, min_last=2, distinct=True))),
+    "top_k_filter": Case(float_tensors(min_dims=1, min_last=1, distinct=True).flatmap(
+        lambda x: st.tuples(st.just(x), st.integers(1, x.shape[-1])))),
+    "pooled_max_positions": Case(st.tuples(float_tensors(min_dims=2))),
     "sliding_sums": Case(st.tuples(st.lists(st.integers(-10**6, 10**6), max_size=8), st.integers(-1, 4))),
 }
 

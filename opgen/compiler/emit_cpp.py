@@ -354,6 +354,10 @@ class _Emitter:
             return self.value(e.gather)
         ctype = cpp_type(e.type)
         # Children first, so temporaries are numbered in the order they are computed.
+        if isinstance(e, ir.Op) and e.native == "same":  # x.astype(<x's own dtype>): x itself
+            return self.value(e.bound[0])
+        if isinstance(e, ir.Op) and e.native == "tuple_item":  # torch.topk(x, k).values
+            return self._tuple_item(e.bound[0], e.bound[1].value, ctype)
         if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n: moved by the compiler, no kernel
             args = [self.value(a) for a in e.bound]
             fn = {"list_concat": "concat", "list_repeat": "repeat"}[e.native]
@@ -404,6 +408,8 @@ class _Emitter:
             items = [_moved(self.value(x)) for x in e.items]
             t = self.temp()
             self.out.add(f"{ctype} {t}{{{', '.join(items)}}};")
+        elif isinstance(e, ir.Index) and isinstance(e.base.type, TupleType):  # r[0]: a constant index
+            t = self._tuple_item(e.base, e.index.value, ctype)
         elif isinstance(e, ir.Index):
             base, index = self.value(e.base), self.value(e.index)
             t = self.temp()
@@ -517,6 +523,12 @@ class _Emitter:
             return e.elem
         return STR if e.type == STR or isinstance(e.type, DictType) else e.type.elem
 
+    def _tuple_item(self, base: ir.Expr, at: int, ctype: str) -> str:
+        value = self.value(base)
+        t = self.temp()
+        self.out.add(f"{ctype} {t} = std::get<{at}>({value});")
+        return t
+
     def builtin(self, e: ir.Builtin, ctype: str) -> str:
         name = e.name
         if name == "constant":
@@ -609,6 +621,11 @@ class _Emitter:
 
 # ---------------------------------------------------------------------- pieces
 
+def _result_type(ret: NativeType) -> Type:
+    """The compiler's type of a kernel's result: a tuple of named tensors is a std::tuple of Arrays."""
+    return TupleType(tuple(t for _, t in ret.fields)) if ret.is_tuple else ret
+
+
 def _adapter(k: Kernel) -> list[str]:
     """A C++ function with the kernel's Python signature around its C shim."""
     sig = k.overload.sig
@@ -634,7 +651,7 @@ def _adapter(k: Kernel) -> list[str]:
         body.append(f'    opgen::compiled::kernel_symbol("{k.separate_library}", "{k.symbol}"));')
     else:
         lines.append(f'extern "C" __attribute__((visibility("hidden"))) {e.signature["c"]};')
-    lines.append(f"static {cpp_type(ret)} {k.adapter}({params}) {{")
+    lines.append(f"static {cpp_type(_result_type(ret))} {k.adapter}({params}) {{")
     for p in sig.params:
         t = p.type
         if t.kind == "tensor":
@@ -667,6 +684,15 @@ def _adapter(k: Kernel) -> list[str]:
                      if d in rule.flexible}
             drop = ", ".join(f"opgen_lacks_{owner[d]}" if d in owner else "false" for d in rule.output_core)
             result = f"return out.without_unit_dims({{{drop}}});"
+    elif ret.is_tuple:  # one out per named result, each allocated by its own rule
+        for name, t in ret.fields:
+            d = t.dtype
+            body.append(f"// {name}: {k.overload.rules[name].describe()}")
+            body.append(f"opgen::compiled::Array {name} = opgen::compiled::Array::empty(opgen_dtype{{{d.dl_code}, "
+                        f"{d.bits}, 1}}, {_shape_rule(k.overload, k.overload.rules[name])});")
+            body.append(f"opgen_tensor opgen_{name} = {name}.view();")
+            call.append(f"&opgen_{name}")
+        result = f"return {{{', '.join(name for name, _ in ret.fields)}}};"
     elif ret.kind == "list":
         body.append("opgen_list out{};")
         call.append("&out")
@@ -719,8 +745,11 @@ def _flexible_inputs(o: Overload) -> dict[str, list[bool]]:
             if any(d in rule.flexible for d in core)}
 
 
-def _shape_rule(o: Overload) -> str:
-    rule = o.rule
+def _shape_rule(o: Overload, rule=None) -> str:
+    """C++ for the shape of the out the rule (the overload's first, or ``rule``) allocates."""
+    rule = rule or o.rule
+    if rule.kind == "topk":
+        return f"opgen::compiled::shape_topk({rule.source}, {rule.axis}, {rule.k})"
     tensors = [p.name for p in o.sig.tensor_params]
     if rule.kind == "same_as":
         return f"opgen::compiled::shape_same_as({rule.source})"

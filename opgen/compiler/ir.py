@@ -36,6 +36,15 @@ class Const(Expr):
 
 
 @dataclass(eq=False)
+class DTypeConst(Expr):
+    """A dtype written as a value (``np.float32``, ``torch.float16``): only a cast's dtype argument,
+    read when the function compiles (opgen.compiler.casts); it has no run-time type."""
+
+    dtype: str  # the opgen dtype name
+    source: str
+
+
+@dataclass(eq=False)
 class ListLit(Expr):
     items: list[Expr]
 
@@ -67,7 +76,9 @@ class Op(Expr):
     kwargs: dict[str, Expr]
     source: str  # the Python text, for messages and comments
     # Filled by type propagation:
-    native: str = ""  # a list operation the compiler emits itself (xs + ys, [0] * n), not a kernel
+    native: str = ""  # a list operation the compiler emits itself (xs + ys, [0] * n), not a kernel;
+    # "same": a cast to the array's own dtype, the array itself (compiled arrays are never written)
+    result: str | None = None  # a cast's target dtype: it selects the overload (opgen.compiler.casts)
     called: str = ""  # the library name the call binds against (a method's ndarray.sum), when not ``op``
     library_bound: bool = False  # args/kwargs are the native parameters' now (opgen.spec.library_signature)
     bound: list[Expr] = field(default_factory=list)  # arguments in the kernel's parameter order

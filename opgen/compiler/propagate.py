@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from opgen.compiler import flavor, ir
+from opgen.compiler import casts, flavor, ir
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -527,6 +527,10 @@ class Propagator:
             return self.call(e, assigned)
         if isinstance(e, ir.TupleLit):
             raise self.error(e, "a tuple value here is not supported by opgen compile", "unpack it, or use a list")
+        if isinstance(e, ir.DTypeConst):
+            raise self.error(e, f"the dtype {e.source} as a value is supported only as a cast's dtype "
+                                f"(x.astype({e.source}), x.to({e.source}))",
+                             "cast the array with astype or to; other calls take the dtype of their inputs")
         if isinstance(e, ir.Iteration):
             raise self.error(e, f"{e.kind}() is supported only where Python iterates over it",
                              f"loop over it, or make a list: list({e.kind}(...))")
@@ -868,13 +872,10 @@ class Propagator:
             e.args.reverse()
             args.reverse()
         try:
-            r = self.resolver.resolve(e.op, args, kwargs, self.where(e))
+            r = self.resolver.resolve(e.op, args, kwargs, self.where(e),
+                                      result=None if e.result is None else tensor_of(e.result))
         except MissingOp as missing:
             r = self.weak_scalars(e, args, kwargs, missing)
-        if r.overload.sig.returns.is_tuple:
-            raise self.error(e, f"{e.op} returns several tensors ({r.overload.sig.returns}); a call of an op with a "
-                                "tuple result is not supported by opgen compile yet",
-                             "call it from Python (opgen.verify.ffi.Kernel), or use an op with one result")
         given = dict(zip(r.params, e.args)) | e.kwargs
         e.bound = []
         for p, widen in zip(r.overload.sig.params, r.widened):
@@ -886,7 +887,7 @@ class Propagator:
             value = given[p.name]
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
-        return r.overload.sig.returns
+        return _result_type(r.overload.sig.returns)
 
     def format_bool(self, e: ir.Op, args: list[Type], assigned: set[str]) -> None:
         """format(flag, spec): bool's __format__ is str(flag) ("True") for the empty spec and int's
@@ -986,9 +987,15 @@ class Propagator:
     def method_call(self, e: ir.MethodCall, assigned: set[str]) -> Type:
         """Name the op from the receiver's type (the specs' ``methods:``), bind the receiver, and go on
         as for any op."""
+        if e.result is not None:  # a cast, bound on an earlier pass
+            return self.cast(e, self.expr(e.receiver, assigned), assigned)
         if e.op:  # bound on an earlier pass over this loop or branch: the receiver is in e.args now
             return self.op(e, assigned)
         receiver = self.expr(e.receiver, assigned)
+        if receiver.kind == "tensor" and not e.attribute and casts.is_cast(e.method):
+            return self.cast(e, receiver, assigned)
+        if isinstance(receiver, TupleType):
+            return self.result_field(e, receiver)
         kinds = METHOD_RECEIVERS.get(receiver.kind, (str(receiver),))
         if e.receiver.flavor is not None:  # x.sum(): ndarray.sum for a NumPy array, Tensor.sum for a tensor
             kinds = (ARRAY_CLASS[e.receiver.flavor],)
@@ -1006,9 +1013,15 @@ class Propagator:
                              "call the module function instead (e.g. np.sum(x, axis=0) for x.sum(axis=0)), or "
                              f"declare it in its op's spec (methods: [{{name: {kinds[0]}.{e.method}}}])")
         ops = {spec.op for spec, _ in found.values()}
-        if len(ops) > 1:  # ndarray.sum and Tensor.sum naming different ops, of an array of no known library
+        if len(ops) > 1:  # ndarray.max and Tensor.max naming different ops, of an array of no known library:
+            # the arguments may fit only one library's signature (x.max(dim=1) is torch's, x.max(axis=1) NumPy's)
+            fits = {n: v for n, v in found.items() if _library_binds(n, v[0], e.receiver, e.args, e.kwargs)}
+            if len({spec.op for spec, _ in fits.values()}) == 1:
+                found, ops = fits, {spec.op for spec, _ in fits.values()}
+        if len(ops) > 1:
             raise self.error(e, f"{shown} of a {receiver} is ambiguous: {', '.join(f'{n} is {s.op}' for n, (s, _) in found.items())}",
-                             "call the module function you mean instead")
+                             "call the module function you mean instead, or pass the axis by the keyword only one "
+                             "library takes (torch's dim=, NumPy's axis=)")
         spec, method = next(iter(found.values()))
         e.op, e.called = spec.op, next(iter(found))
         if self.bind_library(e, e.receiver, method.receiver):
@@ -1019,6 +1032,32 @@ class Propagator:
             if method.receiver in e.kwargs:
                 raise self.error(e, f"{shown}: {method.receiver} is the receiver; it cannot be passed again")
             e.kwargs = {method.receiver: e.receiver, **e.kwargs}
+        return self.op(e, assigned)
+
+    def result_field(self, e: ir.MethodCall, receiver: TupleType) -> Type:
+        """``torch.topk(x, k).values``: a named result of an op's tuple, read as its item."""
+        if not e.attribute or not receiver.names or e.method not in receiver.names:
+            what = f"{e.method}()" if not e.attribute else e.method
+            fields = f"its fields: {', '.join(receiver.names)}" if receiver.names else "unpack it: a, b = ..."
+            raise self.error(e, f"a {receiver} has no {what} in opgen compile", fields)
+        at = receiver.names.index(e.method)
+        e.native, e.bound = "tuple_item", [e.receiver, ir.Const(e.line, at)]
+        return receiver.items[at]
+
+    def cast(self, e: ir.MethodCall, receiver: Type, assigned: set[str]) -> Type:
+        """``x.astype(np.float16)``, ``x.to(torch.float16)``, ``x.half()``: opgen.cast's overload from the
+        array's dtype to the target the call names (opgen.compiler.casts), or the array itself where the
+        dtypes agree."""
+        if e.result is None:
+            target = casts.target_dtype(e)
+            if isinstance(target, tuple):
+                raise self.error(e, *target)
+            e.result, e.called = target, f"Tensor.{e.method}"
+            e.args, e.kwargs, e.library_bound = [e.receiver], {}, True
+        if e.result == receiver.dtype.name:
+            e.op, e.native, e.bound = "", "same", [e.receiver]
+            return receiver
+        e.op, e.native = casts.CAST_OP, ""
         return self.op(e, assigned)
 
     def axes_view(self, e: ir.Builtin, assigned: set[str]) -> Type:
@@ -1254,6 +1293,16 @@ class Propagator:
                 raise self.error(e, f"a str is indexed with a {key}", "index it with an int")
             e.index = self.coerce(e.index, key, INT, "")
             return STR
+        if isinstance(base, TupleType):  # torch.topk(x, k)[0]: an item of an op's or helper's tuple
+            n = len(base.items)
+            if not (isinstance(e.index, ir.Const) and key == INT and -n <= e.index.value < n):
+                raise self.error(e, f"a {base} is indexed with "
+                                    + (f"{e.index.value} (Python raises IndexError)" if isinstance(e.index, ir.Const)
+                                       else "a value known only when it runs"),
+                                 f"index it with a constant in [{-n}, {n}), or unpack it")
+            e.index = ir.Const(e.line, e.index.value % n)
+            self.expr(e.index, set())
+            return base.items[e.index.value]
         if base.kind == "tensor":  # q[0]: a view of the first row, as NumPy and torch index
             if key.kind in ("tensor", "list"):  # emb[ids]: a gather
                 return self.gather(e, [ir.IndexPart("at", index=e.index)], assigned)
@@ -1473,6 +1522,28 @@ def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
 
 def _inplace_names(stmts: list[ir.Stmt]) -> set[str]:
     return _names_where(stmts, lambda s: isinstance(s, ir.Assign) and s.inplace)
+
+
+def _library_binds(name: str, spec, receiver: ir.Expr, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> bool:
+    """Whether a call with these arguments binds to one of the library's signatures of ``name`` (a keyword
+    that **kwargs takes must be one of the spec's native parameters, as bind_library requires)."""
+    native = {p.name for o in spec.overloads for p in o.sig.params}
+    for sig in library_signatures(name):
+        try:
+            bound = sig.as_inspect().bind(receiver, *args, **kwargs).arguments
+        except TypeError:
+            continue
+        extra = {k for p in sig.params if p.kind == p.kind.VAR_KEYWORD for k in bound.get(p.name, {})}
+        if extra <= native:
+            return True
+    return False
+
+
+def _result_type(returns) -> Type:
+    """The compiler's type of an op's result: a tuple of named tensors is a TupleType that keeps the names."""
+    if returns.is_tuple:
+        return TupleType(tuple(t for _, t in returns.fields), names=tuple(n for n, _ in returns.fields))
+    return returns
 
 
 def _empty_container(e: ir.Expr) -> str:

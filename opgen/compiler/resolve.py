@@ -54,8 +54,11 @@ class OpResolver:
         # called must not be synthesized.
         self.pending: dict[tuple[str, str], tuple[Spec, Overload]] = {}
 
-    def resolve(self, op: str, args: list[Type], kwargs: dict[str, Type], where: str) -> Resolution:
-        shown = _call_types(args, kwargs)
+    def resolve(self, op: str, args: list[Type], kwargs: dict[str, Type], where: str,
+                result: Type | None = None) -> Resolution:
+        """``result``: the overload must return this type (a cast's target dtype, which is no argument of
+        its kernel, selects among overloads taking the same arguments)."""
+        shown = _call_types(args, kwargs) + (f" -> {result}" if result is not None else "")
         spec = spec_named(self.specs, op)  # an alias (numpy.matmul, torch.softmax) resolves to its op
         if spec is not None:
             op = spec.op
@@ -66,7 +69,7 @@ class OpResolver:
                 f"then run `opgen synthesize {op} --target {CLI_TARGETS[self.target]}`")
             raise MissingOp(f"no spec for {op}, called with ({shown})", op=op, arg_types=_types(args, kwargs),
                             command=None, where=where, hint=hint)
-        match = _choose(spec, args, kwargs, int_to_float=op not in EXACT_COMPARISONS)
+        match = _choose(spec, args, kwargs, int_to_float=op not in EXACT_COMPARISONS, result=result)
         if match is None:
             have = "; ".join(f"{o.name}: {o.sig}" for o in spec.overloads)
             mixed = "Python compares an int and a float exactly; write float(x) if rounding the int is " \
@@ -83,7 +86,7 @@ class OpResolver:
                             op=op, arg_types=param_types, command=None, where=where,
                             hint=f"add {CLI_TARGETS[self.target]} to targets in {_spec_path(spec)}, then run `{command}`")
         try:
-            entry = self.registry.lookup(op, param_types, self.specs, self.target)
+            entry = self.registry.lookup(op, param_types, self.specs, self.target, overload=overload.name)
         except LookupError as exc:
             if self.synthesize is None:
                 raise MissingOp(f"no verified {self.target} kernel for {op}({', '.join(param_types)}) "
@@ -108,11 +111,14 @@ class OpResolver:
             e.entry = admitted[key]
 
 
-def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type], *,
-            int_to_float: bool = True) -> tuple[Overload, list[str], list[bool]] | None:
-    """The overload taking these arguments: an exact match, else the one needing fewest widenings."""
+def _choose(spec: Spec, args: list[Type], kwargs: dict[str, Type], *, int_to_float: bool = True,
+            result: Type | None = None) -> tuple[Overload, list[str], list[bool]] | None:
+    """The overload taking these arguments (and returning ``result`` where given): an exact match, else
+    the one needing fewest widenings."""
     best = None
     for o in spec.overloads:
+        if result is not None and o.sig.returns != result:
+            continue
         names = [p.name for p in o.sig.params]
         if len(args) > len(names) or any(k not in names[len(args):] for k in kwargs):
             continue

@@ -22,7 +22,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from opgen.compiler import ir, pipeline_intrinsic
+from opgen.compiler import einsum, ir, pipeline_intrinsic
+from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.annotations import parse_annotation
 from opgen.compiler.types import TupleType
 from opgen.compiler.errors import CompileError
@@ -444,10 +445,10 @@ class Tracer:
         if dotted is not None:
             if dotted in MODULE_CONSTANTS and MODULE_CONSTANTS[dotted] is not None:
                 return ir.Const(e.lineno, MODULE_CONSTANTS[dotted])
+            if dotted in DTYPE_CONSTANTS:  # x.astype(np.float32): read when the cast compiles
+                return ir.DTypeConst(e.lineno, DTYPE_CONSTANTS[dotted], ast.unparse(e))
             raise self.error(e, f"{ast.unparse(e)} used as a value is not supported by opgen compile",
-                             "call it, or use a literal" + ("; dtypes are fixed by the annotations, so a cast "
-                                                            "is not needed" if dotted.rsplit(".", 1)[-1] in
-                                                            _DTYPE_NAMES else ""))
+                             "call it, or use a literal")
         if e.attr in ("shape", "ndim", "size"):  # of a tensor: no op, the compiler reads the array's header
             return ir.Builtin(e.lineno, e.attr, [self.expr(e.value)])
         if e.attr in ("T", "mT"):  # of a tensor: a view (NumPy's and torch's alike)
@@ -612,7 +613,19 @@ class Tracer:
             return self.pipeline_embed(e, args, kwargs)
         if op in VIEW_FUNCTIONS:
             return self.axes_view_function(e, op, args, kwargs)
+        if op in einsum.EINSUM_OPS:
+            return self.einsum(e, op, args, kwargs)
         return ir.Op(e.lineno, op, args, kwargs, ast.unparse(e))
+
+    def einsum(self, e: ast.Call, op: str, args: list[ir.Expr], kwargs: dict[str, ir.Expr]) -> ir.Expr:
+        """np.einsum / torch.einsum with a constant equation: views and one matmul (opgen.compiler.einsum)."""
+        if kwargs or not args or not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str)):
+            raise self.error(e, f"{op}() is supported with a constant equation and the operands, positionally",
+                             f"write {op}(\"bhqd,bhkd->bhqk\", q, k)")
+        lowered = einsum.lower(e.lineno, args[0].value, args[1:], ast.unparse(e))
+        if isinstance(lowered, tuple):
+            raise self.error(e, *lowered)
+        return lowered
 
     def format_call(self, e: ast.Call, builtin: str) -> ir.Expr:
         """``str(x)`` is ``format(x, "")`` for the values compiled code holds (int, float, str, bool);
@@ -816,10 +829,6 @@ class Tracer:
             raise self.error(t, f"a comprehension target {ast.unparse(t)} is not supported by opgen compile",
                              "use plain names")
         return t.id
-
-
-_DTYPE_NAMES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                "uint32", "uint64", "bool", "bool_", "half", "float", "double", "long", "int"}
 
 
 def _nested_functions(fn: ast.FunctionDef) -> dict[str, ast.FunctionDef]:

@@ -9,7 +9,7 @@ the compiler's own: never passed to a kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opgen.spec.nativetypes import NativeType, parse_type
 
@@ -26,10 +26,13 @@ class DictType:
 
 @dataclass(frozen=True)
 class TupleType:
-    """A tuple result (``return q, k``): a helper's, unpacked by its caller, or the compiled function's,
-    handed to the host one out-parameter per item (entry_abi.result_slots)."""
+    """A tuple result (``return q, k``): a helper's or an op's (torch.topk's values and indices), unpacked
+    by its caller or read by item or name, or the compiled function's, handed to the host one out-parameter
+    per item (entry_abi.result_slots)."""
 
     items: tuple  # of Type
+    # An op's named results (torch.topk's values, indices), for r.values; not part of the type's identity.
+    names: tuple[str, ...] | None = field(default=None, compare=False)
 
     kind = "tuple"
 

@@ -324,6 +324,19 @@ inline std::vector<int64_t> shape_reduce(const Array& a, int64_t axis, bool keep
   return s;
 }
 
+// torch.topk (opgen.spec.shapes.topk_shape): dim's length becomes k; a 0-d input stays 0-d. {0} where
+// torch rejects dim or k (the shim then raises IndexError in torch's words before it looks at out).
+inline std::vector<int64_t> shape_topk(const Array& a, int64_t dim, int64_t k) {
+  const int64_t nd = a.ndim() > 0 ? a.ndim() : 1;
+  if (dim < -nd || dim >= nd) return {0};
+  if (a.ndim() == 0) return k == 0 || k == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{0};
+  std::vector<int64_t> s = a.shape();
+  const size_t at = static_cast<size_t>(dim < 0 ? dim + nd : dim);
+  if (k < 0 || k > s[at]) return {0};
+  s[at] = k;
+  return s;
+}
+
 // Data-movement rules (opgen.spec.shapes.movement_shape): out's shape where the op accepts the
 // parameters; {0} where it does not (the shim then raises ValueError before it looks at out).
 inline std::vector<int64_t> shape_permute(const Array& a, const std::vector<int64_t>& axes) {
@@ -647,6 +660,10 @@ inline std::vector<int64_t> shape_gufunc(std::initializer_list<Core> inputs, std
   }
   std::vector<int64_t> shape = shim::broadcast_shapes(loops);
   for (const char* d : out_dims) {
+    if (std::string(d) == "1") {  // a kept dim of size 1 (native_layer_norm's mean: (d)->(1))
+      shape.push_back(1);
+      continue;
+    }
     for (auto& [name, have] : sizes) {
       if (name == d) shape.push_back(have);
     }
