@@ -37,6 +37,7 @@ CASES: dict[str, list[tuple]] = {
     "max_along": [(X,), (XN,), (X[:, :1],)],
     "min_kept": [(X,), (XN,), (torch.zeros(3, 0),)],  # an empty dim: torch's IndexError
     "max_then_item": [(X,), (XN,)],
+    "max_method_positional": [(X,), (XN,)],
     "numpy_max_axis": [(X.numpy(),), (XN.numpy(),)],
     "layer_norm_statistics": [(X, W, B), (XN, W, B)],
 }
@@ -78,7 +79,6 @@ REFUSED = [
      "a value known only when it runs", ""),
     ("unpacking into too many names", "def f(x: T32) -> T32:\n    a, b, c = torch.topk(x, 2)\n    return a\n",
      "not enough values to unpack (expected 3, got 2)", ""),
-    ("numpy or torch max", "def f(x: T32) -> T32:\n    return x.max(1)[0]\n", "is ambiguous", "dim="),
 ]
 
 

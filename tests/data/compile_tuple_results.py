@@ -46,6 +46,11 @@ def max_then_item(x: T32) -> T32:
     return torch.max(x, 0)[0]
 
 
+def max_method_positional(x: T32) -> T32:
+    # A tensor's x.max(1) is torch's (values, indices) along dim 1: the compiler knows x is torch's.
+    return x.max(1)[0]
+
+
 def numpy_max_axis(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return x.max(axis=-1)
 
