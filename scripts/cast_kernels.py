@@ -73,6 +73,8 @@ def cpp_convert(a: str, b: str) -> tuple[str, str]:
                 "(out of it C++'s conversion is undefined, as NumPy's is)")
     # to a float type
     if b == "f64":
+        if a == "f16":
+            return "return half_to_double(v);", "exact (the float16's fields moved into a double's)"
         src = "v" if a in ("i64", "i32", "f32") else f"static_cast<double>({_cpp_as_float(a)})"
         how = "exact" if a != "i64" else "one rounding to nearest even (the int64 -> double instruction)"
         return f"return static_cast<double>({src});", how
@@ -126,6 +128,36 @@ inline float int_to_float_odd(int64_t v) {
   }
   const float f = std::ldexp(static_cast<float>(m), shift);  // exact: m has at most 24 bits
   return neg ? -f : f;
+}
+'''
+
+# float16 -> double in integer arithmetic: GCC folds the two exact widenings (float16 -> float ->
+# double) into a call to libgcc's __extendhfdf2, which the gate's import policy refuses.
+CPP_HALF_TO_DOUBLE = r'''
+inline double half_to_double(From v) {
+  uint16_t h;
+  std::memcpy(&h, &v, sizeof h);
+  const uint64_t sign = uint64_t(h >> 15) << 63;
+  const int exp = (h >> 10) & 0x1f;
+  uint64_t man = h & 0x3ff;
+  uint64_t bits;
+  if (exp == 0x1f) {
+    bits = sign | (uint64_t(0x7ff) << 52) | (man << 42);  // inf, or nan with its payload
+  } else if (exp != 0) {
+    bits = sign | (uint64_t(exp - 15 + 1023) << 52) | (man << 42);
+  } else if (man == 0) {
+    bits = sign;  // +-0
+  } else {  // subnormal: (man / 1024) * 2**-14, normalised to 1.f * 2**e
+    int e = -14;
+    while (!(man & 0x400)) {
+      man <<= 1;
+      --e;
+    }
+    bits = sign | (uint64_t(e + 1023) << 52) | ((man & 0x3ff) << 42);
+  }
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
 }
 '''
 
@@ -336,6 +368,8 @@ def files() -> dict[Path, str]:
         ov = overload_name(a, b)
         body, how = cpp_convert(a, b)
         helpers = CPP_HELPERS if ("narrow_odd" in body or "int_to_float_odd" in body) else ""
+        if "half_to_double" in body:
+            helpers = CPP_HALF_TO_DOUBLE
         written[ROOT / "answers" / "cpp" / f"{OP}__{ov}.cpp"] = CPP.format(
             ov=ov, to=DTYPES[b][0], from_=DTYPES[a][0], how=how, cfrom=DTYPES[a][1], cto=DTYPES[b][1],
             helpers=helpers, body=body)

@@ -1,6 +1,6 @@
 // opgen.cast, overload f16_to_f64: out = x.astype(float64) elementwise, float16 -> float64.
 //
-// Conversion: exact.
+// Conversion: exact (the float16's fields moved into a double's).
 // `x` may be strided (any strides, including 0 and negative), 0-d or empty; `out` is contiguous with
 // x's shape. Dims of size 1 are dropped and mergeable neighbours merged, so a contiguous input is one
 // long loop. Written by scripts/cast_kernels.py (the walk is the same for every pair).
@@ -17,8 +17,34 @@ namespace {
 using From = _Float16;
 using To = double;
 
+inline double half_to_double(From v) {
+  uint16_t h;
+  std::memcpy(&h, &v, sizeof h);
+  const uint64_t sign = uint64_t(h >> 15) << 63;
+  const int exp = (h >> 10) & 0x1f;
+  uint64_t man = h & 0x3ff;
+  uint64_t bits;
+  if (exp == 0x1f) {
+    bits = sign | (uint64_t(0x7ff) << 52) | (man << 42);  // inf, or nan with its payload
+  } else if (exp != 0) {
+    bits = sign | (uint64_t(exp - 15 + 1023) << 52) | (man << 42);
+  } else if (man == 0) {
+    bits = sign;  // +-0
+  } else {  // subnormal: (man / 1024) * 2**-14, normalised to 1.f * 2**e
+    int e = -14;
+    while (!(man & 0x400)) {
+      man <<= 1;
+      --e;
+    }
+    bits = sign | (uint64_t(e + 1023) << 52) | ((man & 0x3ff) << 42);
+  }
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
 inline To convert(From v) {
-  return static_cast<double>(static_cast<double>(static_cast<float>(v)));
+  return half_to_double(v);
 }
 
 }  // namespace
