@@ -41,7 +41,7 @@ def of_module(op: str) -> str | None:
 
 def float_with_integer_array(flavor: str | None, dtype: str) -> str:
     """What a Python float meeting an integer (or bool) array gives, in words, for the message that
-    refuses it: the compiler has no cast to make the array float first."""
+    refuses it: the compiler does not insert that cast itself (an explicit one compiles)."""
     numpy = f"float64 in NumPy 2 (NEP 50: the {dtype} array is cast to float64)"
     torch = "float32 in torch (its default dtype)"
     if flavor == NUMPY:

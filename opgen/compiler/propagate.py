@@ -935,7 +935,7 @@ class Propagator:
         is NumPy's OverflowError when it runs and torch's wrapped value; a number meeting a half array is
         rounded to it as NumPy does, and for torch (which computes in float32 and rounds once) only a
         constant the half dtype holds exactly is taken. A float meeting an integer array is refused with
-        the dtype each library gives (there is no cast to make the array float first)."""
+        the dtype each library gives (the compiler does not insert the cast itself)."""
         if missing.command is not None:
             raise missing  # an overload matched; it only lacks a kernel
         operands = [*e.args, *e.kwargs.values()]
@@ -952,9 +952,10 @@ class Propagator:
                                                       "the compiled function") from None
         if FLOAT in scalars and not dtype.is_float:
             raise self.error(e, f"{e.source}: a Python float with a {dtype.name} array is "
-                                f"{flavor.float_with_integer_array(library, dtype.name)}; opgen compile has no cast "
-                                "to make the array float first",
-                             "pass the array as a float array, or make the number an int") from None
+                                f"{flavor.float_with_integer_array(library, dtype.name)}; opgen compile does not insert "
+                                "that cast itself",
+                             "cast the array to the float array you mean first (x.astype(np.float64) as NumPy "
+                             "would, x.float() as torch would), or make the number an int") from None
         if not (dtype.is_float or dtype.name.startswith(("int", "uint"))):
             raise missing
         if dtype.name in ("float16", "bfloat16") and (library != flavor.NUMPY or dtype.name == "bfloat16"):
