@@ -80,7 +80,9 @@ def std(a: np.ndarray, axis: int, ddof: int, keepdims: bool) -> np.ndarray:
 
 def cumsum(a: np.ndarray, axis: int) -> np.ndarray:
     """``numpy.cumsum(a, axis=axis)`` summed in long double (one after another, as NumPy) and
-    rounded once."""
+    rounded once; integer prefixes are NumPy's own, exact and wrapping past the dtype's range."""
+    if a.dtype.kind in "iu":
+        return np.cumsum(a, axis=axis, dtype=a.dtype)
     with np.errstate(all="ignore"):
         return np.asarray(np.cumsum(_wide(a), axis=axis)).astype(a.dtype)
 

@@ -379,10 +379,13 @@ def test_translations_honour_onnx_semantics():
     assert rot.args["cos"].shape == (1, 1, 3, 2) and rot.args["interleaved"] is False
     assert inexpressible("RotaryEmbedding", [q, cache, cache, np.array([[0, 5, 8]])], opset=23).subject == \
         "position_ids out of range"
-    # Pow on float and int tensors of one dtype; a mixed pair is inexpressible (NumPy promotes it to float64)
+    # Pow on float and int tensors of one dtype; a mixed pair is computed where NumPy promotes it (float64),
+    # each operand cast there by opgen.cast, the result cast back to A's dtype
     assert translate("Pow", [x, x], opset=15).overload.name == "tensor_f32"
     assert translate("Pow", [x.astype(np.int64), x.astype(np.int64)], opset=15).overload.name == "tensor_i64"
-    assert inexpressible("Pow", [x, x.astype(np.int64)], opset=15).subject == "argument types"  # mixed: NumPy promotes
+    mixed = translate("Pow", [x, x.astype(np.int64)], opset=15)
+    assert (mixed.spec.op, mixed.overload.name, mixed.auxiliary) == ("opgen.cast", "f32_to_f64", True)
+    assert mixed.notes[0].startswith("computed in float64 (float32, int64 cast by opgen.cast, the result cast to float32)")
     # the comparisons take tensors and give bool tensors, of every integer width; a float16 names its dtype
     assert translate("Equal", [x, x], opset=19).overload.name == "tensor_f32"
     assert translate("Equal", [x.astype(np.uint16)] * 2, opset=19).overload.name == "tensor_u16"
@@ -441,7 +444,7 @@ def test_elementwise_translations_use_each_specs_own_parameter_names():
 
 # The ONNX ops whose mapping composes several opgen ops' calls for some of their cases.
 COMPOSED = ("Max", "Min", "ArgMax", "ArgMin", "CumSum", "ReduceSum", "ReduceMax", "ReduceMin", "MaxPool", "AveragePool",
-            "LpNormalization", "Attention")
+            "LpNormalization", "Attention", "Mod", "Pow")
 
 
 def through_references(mapping: Mapping, plan: Plan) -> dict[int, np.ndarray]:
@@ -490,14 +493,21 @@ def test_composed_plans_compute_what_onnx_expects_step_by_step():
                  "test_cumsum_1d_exclusive", "test_reduce_max_empty_set", "test_reduce_min_empty_set",
                  "test_maxpool_2d_pads", "test_averagepool_2d_same_lower", "test_averagepool_2d_pads_count_include_pad",
                  "test_l1normalization_axis_last", "test_attention_4d_with_past_and_present",
-                 "test_attention_4d_causal_nonpad_batch_prefill"):
+                 "test_attention_4d_causal_nonpad_batch_prefill",
+                 # computed in another dtype through opgen.cast (through_casts)
+                 "test_cumsum_2d_int32", "test_cumsum_1d_int32_exclusive", "test_mod_mixed_sign_float16",
+                 "test_mod_mixed_sign_int32", "test_pow_types_float32_int64", "test_pow_types_int64_float32",
+                 "test_max_float16", "test_min_float16", "test_reduce_max_bool_inputs"):
         assert name in composed, name
 
 
 def test_composed_mappings_say_what_they_still_cannot_express():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    # CumSum on int32: no overload of numpy.cumsum takes it, reversed or not
-    assert "int32" in inexpressible("CumSum", [x.astype(np.int32), np.array(1)], {"exclusive": 1}).subject
+    # Pow of float32 by uint32: NumPy computes it in float64, but no opgen.cast takes uint32 there
+    unsigned = inexpressible("Pow", [x, x.astype(np.uint32)])
+    assert unsigned.subject == "dtype uint32" and "needs an opgen.cast from uint32 to float64" in unsigned.why
+    # int16 Max: no overload takes it, and the row widens float16 only (nothing is cast on a guess)
+    assert inexpressible("Max", [x.astype(np.float64), x.astype(np.int16)]).subject.startswith(("dtype", "argument"))
     # ReduceMax over an empty set of booleans: no infinity to pad with
     empty = np.zeros((2, 0, 3), bool)
     assert inexpressible("ReduceMax", [empty, np.array([1])], opset=18).subject == "an empty reduction of dtype bool"
@@ -529,13 +539,20 @@ def test_the_runner_runs_every_step_of_a_composed_plan_through_the_served_kernel
                         ("test_reduce_max_empty_set", "numpy.pad [f32] then numpy.max"),
                         ("test_averagepool_2d_same_upper", "then torch.nn.functional.avg_pool2d [f32] then "
                                                            "operator.truediv"),
-                        ("test_attention_4d_with_past_and_present", "opgen.nn.attention [f32] then numpy.concatenate")):
+                        ("test_attention_4d_with_past_and_present", "opgen.nn.attention [f32] then numpy.concatenate"),
+                        ("test_cumsum_2d_int32", "opgen.cast [i32_to_i64] then numpy.cumsum [i64] then opgen.cast "
+                                                 "[i64_to_i32]"),
+                        ("test_max_float16", "opgen.cast [f16_to_f32] then opgen.cast [f16_to_f32] then "
+                                             "numpy.maximum [tensor_f32] then opgen.cast [f32_to_f16]")):
         assert results[name]["status"] == "pass", results[name]
         assert any(n.startswith("composed: ") and steps in n for n in results[name]["notes"]), results[name]["notes"]
     present = results["test_attention_4d_with_past_and_present"]
     assert present["outputs_checked"] == ["Y", "present_key", "present_value"]
     # what is left says why: a dtype without an overload; an output no op computes, the others compared
-    assert results["test_cumsum_2d_int32"]["subject"] == "dtype int32"
+    # a case computed in another dtype is reported under the op's own overload, not the cast's
+    assert results["test_cumsum_2d_int32"]["overload"] == "i64"
+    assert any(n.startswith("computed in int64") for n in results["test_cumsum_2d_int32"]["notes"])
+    assert results["test_reduce_max_empty_set_bool"]["subject"] == "an empty reduction of dtype bool"
     qk = results["test_attention_4d_with_past_and_present_qk_matmul"]
     assert qk["status"] == "inexpressible" and qk["partial"] == "pass" and qk["subject"] == "output qk_matmul_output"
     assert qk["outputs_checked"] == ["Y", "present_key", "present_value"]

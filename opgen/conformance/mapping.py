@@ -32,6 +32,7 @@ cannot change a verdict).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
@@ -94,6 +95,9 @@ class Plan:
     # call's input). ``outputs`` of every step are compared; a step that produces no ONNX output
     # has ``outputs={}``. The next plan names its spec (one of the row's ops).
     then: Callable[[Any], Plan] | None = None
+    # A step that only converts dtypes for the op (an opgen.cast before or after it): the case is
+    # reported under the op's first step that is not one.
+    auxiliary: bool = False
 
 
 
@@ -353,6 +357,120 @@ def _mod(node: Node, mod: Spec, fmod: Spec) -> Plan:
     plan = _binary(node, fmod)
     plan.spec = fmod
     return plan
+
+
+# ------------------------------------------------------- computing in another dtype, through casts
+
+# A rule for a dtype the op lacks, or a mix of dtypes it does not take: given the dtypes of the
+# node's data inputs, the dtype to compute in and the dtype of ONNX's result; None where it has none.
+DtypeRule = Callable[[tuple[np.dtype, ...]], "tuple[np.dtype, np.dtype] | None"]
+
+
+def widened(table: dict[str, str]) -> DtypeRule:
+    """Data inputs all of one dtype the table names: computed in the wider dtype it maps to, the
+    result cast back to the inputs' dtype."""
+
+    def rule(dtypes: tuple[np.dtype, ...]) -> tuple[np.dtype, np.dtype] | None:
+        if len(set(dtypes)) != 1 or dtypes[0].name not in table:
+            return None
+        return np.dtype(table[dtypes[0].name]), dtypes[0]
+
+    return rule
+
+
+def promoted_then_as(position: int) -> DtypeRule:
+    """Mixed dtypes computed in NumPy's promotion of them (np.result_type, what NumPy's own ufunc
+    does to the operands), the result cast to the dtype of data input ``position``."""
+
+    def rule(dtypes: tuple[np.dtype, ...]) -> tuple[np.dtype, np.dtype] | None:
+        if len(set(dtypes)) == 1:
+            return None
+        return np.result_type(*dtypes), dtypes[position]
+
+    return rule
+
+
+def _cast_overload(cast: Spec, source: np.dtype, target: np.dtype) -> Overload | None:
+    for o in cast.overloads:
+        if o.sig.params[0].type.dtype.np == source and o.sig.returns.dtype.np == target:
+            return o
+    return None
+
+
+def through_casts(translate: Translate, rule: DtypeRule, why: str, data: tuple[int, ...] | None = None) -> Translate:
+    """``translate`` where the node's dtypes are the op's; where the op lacks them (its translation
+    raises Inexpressible for a dtype or for the argument types), the same translation in the dtype
+    ``rule`` gives, composed with served ``opgen.cast`` calls: each data input (positions ``data``,
+    default every input) cast to the compute dtype, the op, its result cast to ONNX's dtype. The
+    rows say ``why`` that equals ONNX's result exactly (each rule is exact for its ops only: a
+    widening every value survives, and a narrowing the op's result always fits, or one NumPy's own
+    ufunc makes). The last of the row's other ops must be ``opgen.cast``."""
+
+    def translate_through_casts(node: Node, *specs: Spec) -> Plan:
+        try:
+            return translate(node, *specs[:-1])
+        except Inexpressible as exc:
+            if not exc.subject.startswith(("dtype ", "argument types")):
+                raise
+            refused = exc
+        cast, main = specs[-1], specs[0]
+        positions = [i for i in (data if data is not None else range(len(node.inputs)))
+                     if i < len(node.inputs) and node.inputs[i] is not None]
+        dtypes = tuple(node.inputs[i].dtype for i in positions)
+        chosen = rule(dtypes) if dtypes else None
+        if chosen is None:
+            raise refused
+        compute, result = chosen
+        casts = {i: _cast_overload(cast, node.inputs[i].dtype, compute)
+                 for i in positions if node.inputs[i].dtype != compute}
+        back = _cast_overload(cast, compute, result) if compute != result else None
+        lacking = [(node.inputs[i].dtype, compute) for i, o in casts.items() if o is None]
+        lacking += [(compute, result)] if compute != result and back is None else []
+        if lacking:
+            source, target = lacking[0]
+            raise Inexpressible(refused.subject, f"{refused.why}; computing in {compute} needs an "
+                                f"{cast.op} from {source} to {target}, which has no overload")
+        note = (f"computed in {compute} ({', '.join(str(d) for d in dtypes)} cast by {cast.op}"
+                + (f", the result cast to {result}" if back is not None else "") + f"): {why}")
+
+        def narrowed(step: Plan) -> Plan:
+            """The op's steps, with ONNX's output cast back to its dtype after the step computing it."""
+            if step.spec is None:
+                step.spec = main
+            if step.outputs and set(step.outputs) != {0}:
+                raise MappingError(f"{cast.op} narrows one output; {step.spec.op}'s step computes "
+                                   f"outputs {sorted(step.outputs)}")
+            if back is None:
+                if step.then is not None:
+                    inner = step.then
+                    step.then = lambda value: narrowed(inner(value))
+                return step
+            produce, inner = step.outputs.get(0), step.then
+            if produce is not None and inner is not None:
+                raise MappingError(f"a step of {main.op} both computes ONNX's output and plans another")
+            step.outputs = {}
+            if produce is not None:
+                step.then = lambda value: Plan(back, {"x": produce(value)}, {0: _same}, spec=cast, auxiliary=True)
+            else:
+                step.then = lambda value: narrowed(inner(value))
+            return step
+
+        def cast_step(k: int, inputs: list[Any]) -> Plan:
+            pending = [i for i in casts if i >= k]
+            if not pending:
+                return narrowed(translate(dataclasses.replace(node, inputs=tuple(inputs)), *specs[:-1]))
+            i = pending[0]
+
+            def next_input(value: np.ndarray) -> Plan:
+                return cast_step(i + 1, [*inputs[:i], value, *inputs[i + 1:]])
+
+            return Plan(casts[i], {"x": node.inputs[i]}, {}, spec=cast, then=next_input, auxiliary=True)
+
+        first = cast_step(0, list(node.inputs))
+        first.notes.insert(0, note)
+        return first
+
+    return translate_through_casts
 
 
 def _where(node: Node, spec: Spec) -> Plan:
@@ -1325,10 +1443,24 @@ def _rotary(node: Node, spec: Spec) -> Plan:
 
 # --------------------------------------------------------------------------------- the table
 
+# Why each row's casts give ONNX's result exactly (through_casts).
+_HALF_TO_FLOAT = {"float16": "float32"}
+_BOOL_TO_FLOAT = {"bool": "float32"}
+_SELECTS = ("the result is one of the inputs' values (or nan), which every cast here carries there and back "
+            "unchanged")
+_REMAINDER = ("NumPy computes float16 % and fmod in float32 and rounds once, which is the cast back; an integer "
+              "remainder is smaller than its divisor, so int64's fits int32 exactly")
+_WRAPPING_SUM = ("the int64 prefix sums equal int32's modulo 2**32, and the cast back keeps the low 32 bits: "
+                 "int32's wrapped sums")
+_POW_MIXED = ("ONNX's reference is np.power(A, B).astype(A.dtype), and NumPy computes np.power of mixed dtypes in "
+              "their promotion, so casting both there (exact for every value the cases hold) and the result "
+              "to A's dtype is the same computation")
+
 MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Add", "operator.add", _binary, "A + B, NumPy broadcasting"),
     Mapping("Mul", "operator.mul", _binary, "A * B, NumPy broadcasting"),
-    Mapping("Pow", "operator.pow", _binary, "A ** B"),
+    Mapping("Pow", "operator.pow", through_casts(_binary, promoted_then_as(0), _POW_MIXED), "A ** B; mixed dtypes "
+            "computed in NumPy's promotion of the two, the result cast to A's dtype", others=("opgen.cast",)),
     Mapping("Equal", "operator.eq", _binary, "A == B"),
     Mapping("Less", "operator.lt", _binary, "A < B"),
     Mapping("LessOrEqual", "operator.le", _binary, "A <= B"),
@@ -1338,10 +1470,12 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
     Mapping("Div", "operator.truediv", _div, "A / B, NumPy broadcasting; on integers operator.floordiv where "
             "truncation and flooring agree on the data", others=("operator.floordiv",)),
-    Mapping("Max", "numpy.maximum", _variadic_fold, "numpy.maximum, N inputs as a left fold of calls, one as "
-            "maximum(x, x) (NaN propagates)"),
-    Mapping("Min", "numpy.minimum", _variadic_fold, "numpy.minimum, N inputs as a left fold of calls, one as "
-            "minimum(x, x) (NaN propagates)"),
+    Mapping("Max", "numpy.maximum", through_casts(_variadic_fold, widened(_HALF_TO_FLOAT), _SELECTS),
+            "numpy.maximum, N inputs as a left fold of calls, one as maximum(x, x) (NaN propagates); float16 "
+            "computed in float32", others=("opgen.cast",)),
+    Mapping("Min", "numpy.minimum", through_casts(_variadic_fold, widened(_HALF_TO_FLOAT), _SELECTS),
+            "numpy.minimum, N inputs as a left fold of calls, one as minimum(x, x) (NaN propagates); float16 "
+            "computed in float32", others=("opgen.cast",)),
     Mapping("Exp", "numpy.exp", _unary, "exp(X)"),
     Mapping("Log", "numpy.log", _unary, "log(X)"),
     Mapping("Sqrt", "numpy.sqrt", _unary, "sqrt(X)"),
@@ -1366,8 +1500,9 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("Elu", "torch.nn.functional.elu", _elu, "alpha (default 1.0)"),
     Mapping("HardSwish", "torch.nn.functional.hardswish", _unary, "X * relu6(X + 3) / 6"),
     Mapping("Mish", "torch.nn.functional.mish", _unary, "X * tanh(softplus(X))"),
-    Mapping("Mod", "operator.mod", _mod, "fmod=0: A % B with the divisor's sign; fmod=1: numpy.fmod, the dividend's "
-            "sign; NumPy broadcasting (x % 0 is 0 on ints)", others=("numpy.fmod",)),
+    Mapping("Mod", "operator.mod", through_casts(_mod, widened({**_HALF_TO_FLOAT, "int32": "int64"}), _REMAINDER),
+            "fmod=0: A % B with the divisor's sign; fmod=1: numpy.fmod, the dividend's sign; NumPy broadcasting "
+            "(x % 0 is 0 on ints); float16 computed in float32, int32 in int64", others=("numpy.fmod", "opgen.cast")),
     Mapping("Where", "numpy.where", _where, "condition ? X : Y, the three broadcast together"),
     Mapping("And", "numpy.logical_and", _binary, "A and B on bool tensors, NumPy broadcasting"),
     Mapping("Or", "numpy.logical_or", _binary, "A or B on bool tensors, NumPy broadcasting"),
@@ -1377,12 +1512,14 @@ MAPPINGS: tuple[Mapping, ...] = (
             "keepdims by a reshape; noop_with_empty_axes=1 without axes as the sum over an added dim of 1"),
     Mapping("ReduceMean", "numpy.mean", _reduce_one(),
             "mean over one axis, or adjacent axes merged by a reshape; keepdims as ONNX's"),
-    Mapping("ReduceMax", "numpy.max", _reduce_one(identity=-math.inf),
+    Mapping("ReduceMax", "numpy.max", through_casts(_reduce_one(identity=-math.inf), widened(_BOOL_TO_FLOAT),
+                                                    _SELECTS, data=(0,)),
             "max over one axis or adjacent axes merged by a reshape (NaN propagates); an empty set padded with "
-            "-inf by numpy.pad first", others=("numpy.pad",)),
-    Mapping("ReduceMin", "numpy.min", _reduce_one(identity=math.inf),
+            "-inf by numpy.pad first; bool computed in float32", others=("numpy.pad", "opgen.cast")),
+    Mapping("ReduceMin", "numpy.min", through_casts(_reduce_one(identity=math.inf), widened(_BOOL_TO_FLOAT),
+                                                    _SELECTS, data=(0,)),
             "min over one axis or adjacent axes merged by a reshape (NaN propagates); an empty set padded with "
-            "+inf by numpy.pad first", others=("numpy.pad",)),
+            "+inf by numpy.pad first; bool computed in float32", others=("numpy.pad", "opgen.cast")),
     Mapping("ReduceProd", "numpy.prod", _reduce_one(),
             "product over one axis, or adjacent axes merged by a reshape (an empty set gives 1)"),
     Mapping("ReduceLogSumExp", "torch.logsumexp", _reduce_one(data="input", axis="dim", keepdims="keepdim"),
@@ -1395,8 +1532,9 @@ MAPPINGS: tuple[Mapping, ...] = (
             "reversed (a view), then n - 1 - i by operator.sub", others=("operator.sub",)),
     Mapping("ArgMin", "numpy.argmin", _arg_extreme, "axis, keepdims; select_last_index=1 as argmin on the axis "
             "reversed (a view), then n - 1 - i by operator.sub", others=("operator.sub",)),
-    Mapping("CumSum", "numpy.cumsum", _cumsum, "prefix sum; reverse=1 on reversed views; exclusive=1 as the sum "
-            "without the last element, then numpy.pad puts 0 in front", others=("numpy.pad",)),
+    Mapping("CumSum", "numpy.cumsum", through_casts(_cumsum, widened({"int32": "int64"}), _WRAPPING_SUM, data=(0,)),
+            "prefix sum; reverse=1 on reversed views; exclusive=1 as the sum without the last element, then "
+            "numpy.pad puts 0 in front; int32 computed in int64", others=("numpy.pad", "opgen.cast")),
     Mapping("Softmax", "torch.nn.functional.softmax", _softmax, "softmax along axis (opset < 13: coerced to 2-d)"),
     Mapping("LogSoftmax", "torch.nn.functional.log_softmax", _softmax,
             "log-softmax along axis (opset < 13: coerced to 2-d)"),

@@ -472,15 +472,21 @@ def _settle(pending: list[_Call], op_index: int, decided: list, cases: dict[str,
         if call.op != op_index or decided[op_index][call.case][call.data_set] is not None:
             continue
         name = cases[op.onnx_op][call.case].name
-        first = call.done[0][0] if call.done else call.plan  # the op that computes the node's main output
+        first = _main_step(call)[0]  # the op that computes the node's main output
         decided[op_index][call.case][call.data_set] = _judge(name, call, cases[op.onnx_op][call.case], first.spec.op)
+
+
+def _main_step(call: _Call) -> tuple[Plan, Any, str | None]:
+    """The first step of the call's plan that is the op's own (not a cast converting dtypes for it)."""
+    steps = [*call.done, (call.plan, None, call.entry.variant if call.entry else None)]
+    return next((step for step in steps if not step[0].auxiliary), steps[0])
 
 
 def _judge(name: str, call: _Call, case: Case, opgen_op: str) -> CaseResult:
     answer = call.answer or {"status": "error", "kind": "worker", "message": "no answer"}
     if "decided" in answer:
         return answer["decided"]
-    first = call.done[0] if call.done else (call.plan, None, call.entry.variant if call.entry else None)
+    first = _main_step(call)
     notes = [n for plan, _, _ in call.done for n in plan.notes] + call.plan.notes
     if call.done:  # a composed plan: name its steps, in order
         notes.append("composed: " + " then ".join(f"{p.spec.op} [{p.overload.name}]"
