@@ -159,6 +159,21 @@ void dot_tile(const uint8_t* U, int64_t ldu, int64_t i0, const int8_t* W, int64_
       for (int i = 0; i < ti; ++i) acc[i * TJ + j] = _mm512_dpbusd_epi32(acc[i * TJ + j], u[i], w);
     }
   }
+  if constexpr (ti == TI && tj == TJ && TI == 4 && TJ == 4) {
+    // A whole tile: the accumulators fed to sum16 transposed, so lane i * TJ + j holds (i, j)
+    // and each row of the tile is one 128-bit lane; the corrections subtracted as one vector.
+    __m512i t[TI * TJ];
+    for (int i = 0; i < TI; ++i)
+      for (int j = 0; j < TJ; ++j) t[j * TI + i] = acc[i * TJ + j];
+    const __m512i corrv = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(corr + j0)));
+    const __m512i v = _mm512_sub_epi32(sum16(t), corrv);  // wraps like the uint32 arithmetic below
+    int32_t* c = C + i0 * n + j0;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c), _mm512_extracti32x4_epi32(v, 0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + n), _mm512_extracti32x4_epi32(v, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + 2 * n), _mm512_extracti32x4_epi32(v, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + 3 * n), _mm512_extracti32x4_epi32(v, 3));
+    return;
+  }
   alignas(64) int32_t sums[TI * TJ];
   _mm512_store_si512(sums, sum16(acc));
   for (int i = 0; i < ti; ++i)
