@@ -203,7 +203,22 @@ void dot_tile(const T* X, const int64_t* roff, int64_t i0, const T* W, int64_t s
       for (int j = 0; j < rj; ++j) acc[i][j] += xv[i] * wv[j];
   }
 #if defined(__AVX512F__)
-  if constexpr (ri == RI && rj == RJ && RI * RJ == VL) {  // a whole tile: all sums in one go
+  if constexpr (ri == RI && rj == RJ && RI * RJ == VL && RI == 4) {  // a whole tile: all sums in one go
+    if (p == k) {  // no remainder along k: the tile's rows as the four 128-bit lanes of one vector
+      // The accumulators fed to sum16 transposed put (i, j) in lane i * RJ + j; the bias is then
+      // added after the whole sum, as below, and each row of the tile is stored at once.
+      vec t[RI * RJ];
+      for (int i = 0; i < RI; ++i)
+        for (int j = 0; j < RJ; ++j) t[j * RI + i] = acc[i][j];
+      __m512 v = (__m512)sum16(t);
+      if (bias) v = _mm512_add_ps(v, _mm512_broadcast_f32x4(_mm_loadu_ps(bias + j0)));
+      T* c = C + i0 * n + j0;
+      _mm_storeu_ps(c, _mm512_extractf32x4_ps(v, 0));
+      _mm_storeu_ps(c + n, _mm512_extractf32x4_ps(v, 1));
+      _mm_storeu_ps(c + 2 * n, _mm512_extractf32x4_ps(v, 2));
+      _mm_storeu_ps(c + 3 * n, _mm512_extractf32x4_ps(v, 3));
+      return;
+    }
     const vec sums = sum16(&acc[0][0]);
     for (int i = 0; i < ri; ++i)
       for (int j = 0; j < rj; ++j) {
