@@ -313,13 +313,15 @@ class _Emitter:
             self.out.add(f"const {cpp_type(e.type)} {t} = {_moved(value)};")
         return t
 
-    def loop(self, e: ir.Expr, body, rebound: set[str] = frozenset()) -> None:
+    def loop(self, e: ir.Expr, body, rebound: set[str] = frozenset(), sized=None) -> None:
         """``for k in 0..count`` around ``body(step value)``, with what the source needs before it, all
-        in a block of its own."""
+        in a block of its own; ``sized(count)``, when given, is called before the loop with the step count."""
         self.out.add("{")
         self.out.indent += 1
         k = self.temp() + "_k"
         count, parts = self.source(e, set(rebound), k)
+        if sized is not None:
+            sized(count)
         self.out.add(f"for (int64_t {k} = 0; {k} < {count}; ++{k}) {{")
         self.out.indent += 1
         body(parts)
@@ -455,7 +457,8 @@ class _Emitter:
         elif isinstance(e, ir.ListComp):
             t = self.temp()
             self.out.add(f"{ctype} {t};")
-            self.comprehension(e, lambda value: self.out.add(f"{t}.push_back({_moved(value)});"))
+            self.comprehension(e, lambda value: self.out.add(f"{t}.push_back({_moved(value)});"),
+                               sized=lambda count: self.out.add(f"{t}.reserve(static_cast<size_t>({count}));"))
         elif isinstance(e, ir.DictLit):
             pairs = [(self.value(k), self.value(v)) for k, v in zip(e.keys, e.values)]
             t = self.temp()
@@ -481,9 +484,12 @@ class _Emitter:
         given = ["true" if x is not None else "false" for x in (p.start, p.stop, p.step)]
         return f"{part}{{1, {', '.join(bounds)}, {', '.join(given)}}}"
 
-    def comprehension(self, e: ir.ListComp, each, stop: str | None = None) -> None:
+    def comprehension(self, e: ir.ListComp, each, stop: str | None = None, sized=None) -> None:
         """The generators' nested loops around ``each(element)``; a filter that fails skips to the next
-        step. ``stop`` is a label to jump to when ``each`` decides early (any/all)."""
+        step. ``stop`` is a label to jump to when ``each`` decides early (any/all). ``sized(count)`` is
+        called with the element count when it is known before the loop (one generator, no filter)."""
+        if len(e.generators) != 1 or e.generators[0].conds:
+            sized = None
 
         def level(i: int) -> None:
             if i == len(e.generators):
@@ -496,13 +502,17 @@ class _Emitter:
             g = e.generators[i]
 
             def body(parts) -> None:
+                # Bound by const reference, not copied (a str or list element would be a fresh
+                # allocation per step): nothing can change the source while the comprehension runs,
+                # since mutation (append, item assignment) is a statement and an element is an
+                # expression; a computed value (a range step) is a temporary the reference keeps alive.
                 for (name, t), value in zip(g.bound, _flat(parts)):
-                    self.out.add(f"const {cpp_type(t)} {_cpp_name(name)} = {value};")
+                    self.out.add(f"const {cpp_type(t)}& {_cpp_name(name)} = {value};")
                 for c in g.conds:
                     self.out.add(f"if (!{self.value(c)}) continue;")
                 level(i + 1)
 
-            self.loop(g.source, body)
+            self.loop(g.source, body, sized=sized)
 
         level(0)
         if stop:

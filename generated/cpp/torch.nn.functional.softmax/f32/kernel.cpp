@@ -1,12 +1,14 @@
 // torch.nn.functional.softmax, overload f32: softmax of a float32 tensor along `dim`.
 //
 // Each slice along `dim` is computed as PyTorch defines it: m = max(slice),
-// out = exp(x - m) * (1 / sum(exp(x - m))). Max, exp, sum and scaling run in double
-// with eight-lane GCC vector extensions; exp is a branch-free degree-8 polynomial after
-// k*ln2 range reduction (~3e-10 relative error). Results are rounded to float32 at the
-// end (when slices are processed side by side, the exps are parked in `out` as float32
-// and scaled in place: two roundings), so they are within about 1 ulp of the exact
-// softmax of the float32 inputs.
+// out = exp(x - m) * (1 / sum(exp(x - m))). When `dim` is innermost (each slice one
+// row of out) the row is computed in float32 with sixteen-lane GCC vector extensions:
+// exp by a degree-6 polynomial after k*ln2 range reduction (~1 ulp), the sum in sixteen
+// float lanes reduced in float, so results are within a few float32 ulps of the exact
+// softmax (the spec's allowance grows with the slice length for the sum). When `dim` is
+// not innermost, max, exp, sum and scaling run in double with eight-lane vectors (exp a
+// degree-8 polynomial, ~3e-10 relative) and the exps are parked in `out` as float32 and
+// scaled in place (two roundings): within about 1 ulp.
 // Special slices follow PyTorch: any nan makes the whole slice nan; a slice that is
 // all -inf is nan (exp(-inf - -inf) = exp(nan)); a +inf makes the slice nan
 // (inf - inf); other -inf entries get probability exactly 0. `dim` may be negative;
@@ -75,76 +77,170 @@ inline v8d load8(const double* p) {
 
 inline void store8(double* p, v8d v) { std::memcpy(p, &v, sizeof v); }
 
-typedef float vT __attribute__((vector_size(32)));  // eight T
+// The slice path (`dim` innermost in out, the common case) computes in float32, sixteen
+// lanes at a time (one AVX-512 register; two AVX2 ones): a row of a few hundred floats
+// stays in L1 across its three short passes, so the arithmetic is what costs, and float
+// lanes do twice the work of double ones.
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+constexpr int64_t kLanes = 16;
 
-// Eight elements `s` apart, as doubles.
-inline v8d gather8(const T* p, int64_t s) {
-  vT v;
-  if (s == 1) {
-    std::memcpy(&v, p, sizeof v);
-  } else {
-    v = vT{p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
-  }
-  return __builtin_convertvector(v, v8d);
+inline v16f splat16(float v) { return v16f{} + v; }
+
+inline v16f load16(const float* p) {
+  v16f v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
-inline void put8(T* p, v8d v) {
-  const vT t = __builtin_convertvector(v, vT);
-  std::memcpy(p, &t, sizeof t);
+inline void store16(float* p, v16f v) { std::memcpy(p, &v, sizeof v); }
+
+// The last k < 16 elements at p, the other lanes `pad`.
+inline v16f load_tail(const float* p, int64_t k, float pad) {
+  v16f v = splat16(pad);
+  for (int64_t j = 0; j < k; ++j) v[j] = p[j];
+  return v;
 }
 
-// Softmax of one slice: n >= 1 elements `s` apart in x, written contiguously to y.
-// `buf` has room for n doubles.
-void softmax_slice(const T* x, int64_t s, int64_t n, T* y, double* buf) {
-  const double ninf = -std::numeric_limits<double>::infinity();
-  int64_t i = 0;
-  v8d mv = splat(ninf);
-  v8i nanv = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (; i + 8 <= n; i += 8) {
-    const v8d v = gather8(x + i * s, s);
-    store8(buf + i, v);
-    nanv |= v != v;
-    mv = v > mv ? v : mv;
+// exp(d) for d <= 0 or -inf, in float32 to about 1 ulp: d = k*ln2 + r with |r| <= ln2/2
+// (ln2 split in two so k*ln2 is exact), exp(r) by its degree-6 Taylor polynomial (error
+// below r^7/7! = 1.2e-7 relative), times
+// 2**k built in the exponent bits. Where d < -87.3 the exact softmax is below float32's
+// smallest normal (1.2e-38, under the spec's atol), so 0 is written: -inf entries too.
+inline v16f exp16(v16f d) {
+  const v16f lo = splat16(-87.3f);
+  const v16i tiny = d < lo;
+  d = d < lo ? lo : d;
+  const v16f kShift = splat16(0x1.8p23f);
+  v16f kd = d * splat16(0x1.715476p+0f) + kShift;  // round(d / ln2) in the low mantissa bits
+  const v16u kbits = (v16u)kd;
+  kd -= kShift;
+  const v16f r = (d - kd * splat16(0x1.62e400p-1f)) - kd * splat16(0x1.7f7d1cp-20f);
+  v16f p = splat16(1.0f / 720.0f);
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const v16f scale = (v16f)((kbits + 127u) << 23);  // 2**k, k in [-126, 0]
+  const v16f e = p * scale;
+  return tiny ? splat16(0.0f) : e;
+}
+
+inline v16f vmax(v16f a, v16f b) { return a > b ? a : b; }
+
+// Lane reductions in four shuffle steps: a row of 64 floats is only four vectors, so a
+// lane-by-lane scalar loop here would cost as much as the row's arithmetic.
+inline float hmax16(v16f v) {
+  v = vmax(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  v = vmax(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  v = vmax(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  v = vmax(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+  return v[0];
+}
+
+inline float hsum16(v16f v) {
+  v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  return v[0];
+}
+
+// Softmax of n >= 1 contiguous floats x into y: max (exact; nan lanes are passed over
+// here), e = exp(x - max) parked in y while 16 float lanes sum it (each lane n/16 terms),
+// then y *= 1/sum. A nan input makes its exp and so the sum nan, which is how nan slices
+// are found without a test per element.
+void softmax_row(const T* x, int64_t n, T* y) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int64_t whole = n - n % kLanes, rest = n - whole;
+  v16f mv = splat16(ninf);
+  for (int64_t i = 0; i < whole; i += kLanes) mv = vmax(load16(x + i), mv);
+  if (rest) mv = vmax(load_tail(x + whole, rest, ninf), mv);
+  const float m = hmax16(mv);
+  const v16f mm = splat16(m);
+  v16f sv = splat16(0.0f);
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    const v16f e = exp16(load16(x + i) - mm);
+    store16(y + i, e);
+    sv += e;
   }
-  double m = ninf;
-  bool has_nan = false;
-  for (int l = 0; l < 8; ++l) {
-    m = mv[l] > m ? mv[l] : m;
-    has_nan |= nanv[l] != 0;
+  if (rest) {
+    const v16f e = exp16(load_tail(x + whole, rest, ninf) - mm);  // padding lanes: exp(-inf) = 0
+    for (int64_t j = 0; j < rest; ++j) y[whole + j] = e[j];
+    sv += e;
   }
-  for (; i < n; ++i) {
-    const double v = static_cast<double>(x[i * s]);
-    buf[i] = v;
-    has_nan |= v != v;
-    m = v > m ? v : m;
-  }
-  if (has_nan || m == ninf || m == -ninf) {
-    // nan anywhere, all -inf (every x - m is nan), or +inf (inf - inf is nan, and so is
-    // the sum): PyTorch gives nan for the whole slice.
+  const float sum = hsum16(sv);
+  if (std::isinf(m) || sum != sum) {
+    // nan anywhere, all -inf (every x - m is nan), or +inf (inf - inf is nan):
+    // PyTorch gives nan for the whole slice.
     for (int64_t j = 0; j < n; ++j) y[j] = std::numeric_limits<T>::quiet_NaN();
     return;
   }
-  const v8d mm = splat(m);
-  v8d sv = splat(0.0);
-  i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const v8d e = exp8(load8(buf + i) - mm);
-    store8(buf + i, e);
-    sv += e;
+  const v16f inv = splat16(1.0f / sum);
+  for (int64_t i = 0; i < whole; i += kLanes) store16(y + i, load16(y + i) * inv);
+  for (int64_t j = whole; j < n; ++j) y[j] *= inv[0];
+}
+
+// Softmax of `rows` contiguous rows of n floats, row r at x + r * xs, written to y + r * n:
+// the same arithmetic as softmax_row, a block of rows per pass so that the rows' lane
+// reductions (a chain of dependent shuffles each) overlap instead of running one by one.
+void softmax_rows(const T* x, int64_t rows, int64_t xs, int64_t n, T* y) {
+  constexpr int64_t kBlock = 4;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int64_t whole = n - n % kLanes, rest = n - whole;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const int64_t b = rows - r0 < kBlock ? rows - r0 : kBlock;
+    float m[kBlock], inv[kBlock];
+    for (int64_t r = 0; r < b; ++r) {
+      const T* xr = x + (r0 + r) * xs;
+      v16f mv = splat16(ninf);
+      for (int64_t i = 0; i < whole; i += kLanes) mv = vmax(load16(xr + i), mv);
+      if (rest) mv = vmax(load_tail(xr + whole, rest, ninf), mv);
+      m[r] = hmax16(mv);
+    }
+    for (int64_t r = 0; r < b; ++r) {
+      const T* xr = x + (r0 + r) * xs;
+      T* yr = y + (r0 + r) * n;
+      const v16f mm = splat16(m[r]);
+      v16f sv = splat16(0.0f);
+      for (int64_t i = 0; i < whole; i += kLanes) {
+        const v16f e = exp16(load16(xr + i) - mm);
+        store16(yr + i, e);
+        sv += e;
+      }
+      if (rest) {
+        const v16f e = exp16(load_tail(xr + whole, rest, ninf) - mm);
+        for (int64_t j = 0; j < rest; ++j) yr[whole + j] = e[j];
+        sv += e;
+      }
+      inv[r] = hsum16(sv);
+    }
+    for (int64_t r = 0; r < b; ++r) {
+      T* yr = y + (r0 + r) * n;
+      const float sum = inv[r];
+      if (std::isinf(m[r]) || sum != sum) {
+        for (int64_t j = 0; j < n; ++j) yr[j] = std::numeric_limits<T>::quiet_NaN();
+        continue;
+      }
+      const v16f iv = splat16(1.0f / sum);
+      for (int64_t i = 0; i < whole; i += kLanes) store16(yr + i, load16(yr + i) * iv);
+      for (int64_t j = whole; j < n; ++j) yr[j] *= iv[0];
+    }
   }
-  if (i < n) {
-    double t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t j = i; j < n; ++j) t[j - i] = buf[j] - m;
-    v8d e = exp8(load8(t));
-    for (int64_t j = n - i; j < 8; ++j) e[j] = 0.0;  // padding lanes add nothing
-    for (int64_t j = i; j < n; ++j) buf[j] = e[j - i];
-    sv += e;
+}
+
+// Softmax of one slice: n >= 1 elements `s` apart in x, written contiguously to y.
+// A strided slice is gathered into `buf` (room for n floats) first.
+void softmax_slice(const T* x, int64_t s, int64_t n, T* y, T* buf) {
+  if (s == 1) {
+    softmax_row(x, n, y);
+    return;
   }
-  const double sum = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7]));
-  const v8d inv = splat(1.0 / sum);
-  i = 0;
-  for (; i + 8 <= n; i += 8) put8(y + i, load8(buf + i) * inv);
-  for (; i < n; ++i) y[i] = static_cast<T>(buf[i] * inv[0]);
+  for (int64_t q = 0; q < n; ++q) buf[q] = x[q * s];
+  softmax_row(buf, n, y);
 }
 
 constexpr int64_t kCols = 256;  // slices processed side by side when `dim` is not innermost
@@ -244,8 +340,7 @@ void torch_nn_functional_softmax__f32(const opgen::Tensor& x, int64_t dim, opgen
   const T* src = x.data<T>();
   T* dst = out.data<T>();
   if (nd == 0) {
-    double b;
-    softmax_slice(src, 1, 1, dst, &b);
+    softmax_row(src, 1, dst);
     return;
   }
   const int sd = static_cast<int>(dim);
@@ -272,7 +367,7 @@ void torch_nn_functional_softmax__f32(const opgen::Tensor& x, int64_t dim, opgen
     }
   }
 
-  std::vector<double> buf(inner_n == 1 ? static_cast<size_t>(D) : 0);
+  std::vector<T> buf(inner_n == 1 && sD != 1 ? static_cast<size_t>(D) : 0);
   int64_t xoff[kCols];
 
   if (inner_n == 1 && ond > 0 && sD != 1 && std::llabs(ostride[ond - 1]) < std::llabs(sD)) {
@@ -304,6 +399,10 @@ void torch_nn_functional_softmax__f32(const opgen::Tensor& x, int64_t dim, opgen
     return;
   }
 
+  if (inner_n == 1 && sD == 1 && ond == 1) {  // rows (the common case): a block of them per pass
+    softmax_rows(src, outer_n, ostride[0], D, dst);
+    return;
+  }
   // Slices side by side read contiguously when the inner dims merged into one unit-stride dim.
   const bool unit = ind == 1 && istride[0] == 1;
   int64_t oidx[OPGEN_MAX_DIMS] = {};
