@@ -222,6 +222,21 @@ def test_a_bound_call_keeps_its_buffers_and_repeats(target):
         refused()
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_the_rust_shim_refuses_a_bool_byte_other_than_0_or_1(layout):
+    """A Rust bool holding 2 is undefined behaviour: the runtime checks every byte of a bool argument
+    (a contiguous one by OR-ing its bytes, any other layout element by element), wherever the 2 lies."""
+    _, _, kernel = KERNELS[("numpy.stack", "bool", "cpu-rust")]
+    for at in (0, 37, 63):
+        raw = np.zeros(128 if layout == "strided" else 64, np.uint8)
+        raw[at * 2 if layout == "strided" else at] = 2
+        bad = raw.view(np.bool_)[::2] if layout == "strided" else raw.view(np.bool_)
+        with pytest.raises(ValueError, match="holds a byte other than 0 or 1"):
+            kernel([[np.zeros(64, bool), bad], 0], out=np.zeros((2, 64), bool))
+    good = [np.ones(64, bool), np.zeros(128, bool)[::2]]
+    assert kernel([good, 0], out=np.zeros((2, 64), bool)).tobytes() == np.stack(good).tobytes()
+
+
 # ------------------------------------------------------------------ the gate
 
 FAST = GateSettings(dev_examples=60, admission_examples=30, admission_runs=1, sanitizer_examples=0, scale=False,
