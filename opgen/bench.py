@@ -1,12 +1,13 @@
 """``opgen bench``: each verified kernel's speed beside its reference, in one run.
 
 For every overload with ``bench:`` cases in its spec, every target and every verified
-variant, the kernel (through the same C ABI the harness and the emitter use) and the
-reference (NumPy or PyTorch, called directly on pre-converted inputs so only the
-computation is timed) run on the same inputs, interleaved round by round so that load
-from other processes hits both alike. The ratio is reference time / kernel time: above
-1 the kernel is faster. Each result also says whether the kernel's output agreed with
-the reference on those inputs (a benchmark of a wrong answer is no benchmark).
+variant, the kernel (through the same C ABI the harness and the emitter use, its arguments
+marshalled into ctypes views once) and the reference (NumPy or PyTorch, called directly on
+pre-converted inputs) run on the same inputs, so only the computation is timed on either
+side, interleaved round by round so that load from other processes hits both alike. The
+ratio is reference time / kernel time: above 1 the kernel is faster. Each result also says
+whether the kernel's output agreed with the reference on those inputs (a benchmark of a
+wrong answer is no benchmark).
 
 With ``select``, the figures are written into each variant's registry entry and the
 registry then serves the fastest verified variant on this kind of machine.
@@ -134,7 +135,8 @@ def _bench_case(spec: Spec, overload: Overload, entry: Entry, kernel: Kernel, ca
     reference = case.against or spec.reference_for(overload)
     call_reference = _reference_caller(reference, [args[p.name] for p in overload.sig.params])
     out = _output(overload, args)
-    call_kernel = lambda: kernel([args[p.name] for p in overload.sig.params], out=out)  # noqa: E731
+    # Marshalled once, as the reference's inputs are converted once: only the kernel's call is timed.
+    call_kernel = kernel.bind([args[p.name] for p in overload.sig.params], out=out)
     result = BenchResult(entry.op, entry.overload, entry.target, entry.variant, case.name, None, reference, None,
                          agrees=False, flop=_flop(spec, overload, args))
     try:

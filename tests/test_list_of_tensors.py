@@ -5,6 +5,7 @@ the generated shims, and the gate rejecting kernels that skip a list element or 
 
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
@@ -200,6 +201,40 @@ def test_shims_raise_numpys_errors(spec, target):
         with pytest.raises(ValueError) as got:
             kernel([xs, axis], out=np.zeros((0,), np.float32))
         assert str(got.value) == message
+
+
+@pytest.mark.parametrize("target", ["cpu-cpp", "cpu-rust"])
+def test_a_bound_call_keeps_its_buffers_and_repeats(target):
+    """Kernel.bind marshals once (what opgen bench times): the bound call must hold the ctypes views
+    and the arrays they point into after the caller lets go of them, and raise as an unbound call does."""
+    _, o, kernel = KERNELS[("numpy.stack", "f32", target)]
+    rng = np.random.default_rng(7)
+    xs = [lay_out(_values(o, (3, 5), rng), layout) for layout in LAYOUTS]
+    want = np.stack(xs, axis=1)
+    out = np.full(want.shape, np.nan, np.float32)
+    call = kernel.bind([[x.copy() if i % 2 else x for i, x in enumerate(xs)], 1], out=out)
+    gc.collect()
+    for _ in range(3):
+        out.fill(np.nan)
+        assert call() is out and out.tobytes() == want.tobytes()
+    refused = kernel.bind([[np.zeros(2, np.float32), np.zeros(3, np.float32)], 0], out=np.zeros(0, np.float32))
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        refused()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_the_rust_shim_refuses_a_bool_byte_other_than_0_or_1(layout):
+    """A Rust bool holding 2 is undefined behaviour: the runtime checks every byte of a bool argument
+    (a contiguous one by OR-ing its bytes, any other layout element by element), wherever the 2 lies."""
+    _, _, kernel = KERNELS[("numpy.stack", "bool", "cpu-rust")]
+    for at in (0, 37, 63):
+        raw = np.zeros(128 if layout == "strided" else 64, np.uint8)
+        raw[at * 2 if layout == "strided" else at] = 2
+        bad = raw.view(np.bool_)[::2] if layout == "strided" else raw.view(np.bool_)
+        with pytest.raises(ValueError, match="holds a byte other than 0 or 1"):
+            kernel([[np.zeros(64, bool), bad], 0], out=np.zeros((2, 64), bool))
+    good = [np.ones(64, bool), np.zeros(128, bool)[::2]]
+    assert kernel([good, 0], out=np.zeros((2, 64), bool)).tobytes() == np.stack(good).tobytes()
 
 
 # ------------------------------------------------------------------ the gate

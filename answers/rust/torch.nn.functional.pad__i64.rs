@@ -20,7 +20,15 @@ pub fn torch_nn_functional_pad__i64(input: &TensorRef<T>, pad: &[i64], mode: &st
     if dst.is_empty() {
         return Ok(());
     }
-    let src: Vec<T> = input.to_vec();
+    // Row-major elements: a contiguous input is read in place; any other layout is copied once.
+    let copied: Vec<T>;
+    let src: &[T] = match input.as_slice() {
+        Some(s) => s,
+        None => {
+            copied = input.to_vec();
+            &copied
+        }
+    };
     if nd == 0 {
         dst[0] = src[0];
         return Ok(());

@@ -1,6 +1,6 @@
 // opgen.cast, overload bool_to_i64: out = x.astype(int64) elementwise, bool -> int64.
 //
-// Conversion: false is 0 and true is 1.
+// Conversion: false is 0 and true is 1 (a bool is read as its byte, which holds exactly 0 or 1).
 // `x` may be strided (any strides, including 0 and negative), 0-d or empty; `out` is contiguous with
 // x's shape. Dims of size 1 are dropped and mergeable neighbours merged, so a contiguous input is one
 // long loop. Written by scripts/cast_kernels.py (the walk is the same for every pair).
@@ -14,11 +14,11 @@ namespace opgen::kernels {
 
 namespace {
 
-using From = bool;
+using From = uint8_t;
 using To = int64_t;
 
 inline To convert(From v) {
-  return v ? To(1) : To(0);
+  return static_cast<To>(v);
 }
 
 }  // namespace
