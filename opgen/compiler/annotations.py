@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from opgen.spec.dtypes import DTYPES
+from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, TupleType, Type, list_of, tensor_of
@@ -113,6 +114,8 @@ def _dtype(scope: ModuleScope, node: ast.expr, modules: tuple[str, ...], what: s
     module, _, dt = full.rpartition(".")
     if module in modules and dt in DTYPES:
         return dt
+    if module in modules and full in DTYPE_CONSTANTS:  # an alias: np.bool_, np.double, torch.long
+        return DTYPE_CONSTANTS[full]
     raise CompileError(f"{what}: {ast.unparse(node)} is not a dtype opgen knows", where=scope.where(node),
                        hint=f"use {modules[0]}.<dtype> with dtype one of {', '.join(DTYPES)}")
 
