@@ -948,9 +948,15 @@ class Propagator:
                    for i in range(len(e.args))), *e.kwargs]
         taking = promotion.promoted_params(spec)
         arrays = [x for x, n in zip(operands, names) if x.type.kind == "tensor" and n in taking]
-        scalars = [x for x in operands if x.type in (INT, FLOAT, BOOL)]
+        tensors = {n: x for x, n in zip(operands, names) if x.type.kind == "tensor"}
+        if not arrays and len({x.type.dtype.name for x in tensors.values()}) == 1:
+            # an op of one overload (opgen.nn.quantize_int8(x, 0.5)): its arrays' one dtype is the one
+            taking, arrays = set(tensors), list(tensors.values())
+        # the Python numbers passed where the op takes an array (not an axis or a k)
+        array_params = {p.name for o in spec.overloads for p in o.sig.params if p.type.kind == "tensor"}
+        scalars = [x for x, n in zip(operands, names) if x.type in (INT, FLOAT, BOOL) and n in array_params]
         if not arrays and scalars and flavor.of_module(e.op) == flavor.NUMPY and \
-                all(n in taking for x, n in zip(operands, names) if x in scalars):
+                all(n in taking for x, n in zip(operands, names) if any(x is y for y in scalars)):
             # np.sqrt(2 / np.pi): NumPy makes Python numbers 0-d arrays (float64, int64, bool) and returns
             # its own scalar, which is strong: np.sqrt(2 / np.pi) * x is float64 for a float32 x
             arrays = [self.numpy_scalar(x) for x in scalars]
@@ -1004,7 +1010,7 @@ class Propagator:
                           promotion.zero_dim_results(dtypes, kinds), target.name)
 
         def promoted(x: ir.Expr, name: str | None) -> ir.Expr:
-            if x.type in (INT, FLOAT, BOOL):
+            if any(x is y for y in scalars):
                 w = ir.WeakScalar(x.line, x, target.name, wraps)
                 w.type, w.flavor = tensor_of(target.name), library
                 return w
