@@ -117,6 +117,15 @@ UNSUPPORTED = [
      "formatting a bool with a spec known only at run time", "int(flag) or str(flag)"),
     ("tensor index as a float", "def f(x: npt.NDArray[np.float32]) -> float:\n    return x[0]\n", 1,
      "f returns tensor[float32], but is annotated -> float", "change the annotation"),
+    ("None default", "def f(x: npt.NDArray[np.float32], mask: npt.NDArray[np.float32] = None) -> float:\n"
+     "    return 1.0\n", 0, "parameter 'mask' defaults to None, and None as a value is not supported",
+     "compile one function for each case"),
+    ("Optional parameter", "import typing\ndef f(x: typing.Optional[float]) -> float:\n    return 1.0\n", 1,
+     "parameter 'x': typing.Optional[float] may be None", "neutral value"),
+    ("None in a union", "def f(x: float | None) -> float:\n    return 1.0\n", 0,
+     "parameter 'x': float | None may be None", "neutral value"),
+    ("Optional result", "def f(x: float) -> 'float | None':\n    return None\n", 0,
+     "the return value of f: float | None may be None", "compile one function for each case"),
 ]
 
 

@@ -1,7 +1,7 @@
 """What the compiler does by the array's library (NumPy's or torch's rules, tracked through every op
 result) and integer-array indexing: negative steps (NumPy reverses, torch raises ValueError),
 ``emb[ids]`` / ``x[:, idx]`` / ``x[[0, 2]]`` as numpy.take (IndexError out of range, as both
-libraries), and Python numbers meeting integer and half arrays. Compiled once from
+libraries), and Python numbers meeting half arrays (integer arrays: tests/test_compile_promotion.py). Compiled once from
 tests/data/compile_indexing.py and compared with Python; then the refusals, each naming its line."""
 
 from __future__ import annotations
@@ -102,10 +102,6 @@ TI64 = Annotated[torch.Tensor, torch.int64]
 REFUSED = [
     ("torch negative step", "def f(x: T32) -> T32:\n    return x[::-1]\n",
      "torch raises ValueError: step must be greater than zero", "torch.flip"),
-    ("float with a NumPy int array", "def f(x: I64) -> I64:\n    return x * 0.5\n",
-     "is float64 in NumPy 2", "float array"),
-    ("float with a torch int array", "def f(x: TI64) -> TI64:\n    return x * 0.5\n",
-     "is float32 in torch (its default dtype)", "float array"),
     ("mixed libraries", "def f(x: F32, y: T32) -> F32:\n    return x + y\n",
      "a NumPy array and a torch tensor meet here", "convert one of them"),
     ("torch half with a computed float", "def f(x: T16, s: float) -> T16:\n    return x * s\n",

@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from opgen.spec.dtypes import DTYPES
+from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, TupleType, Type, list_of, tensor_of
@@ -32,6 +33,25 @@ TORCH_TENSOR = "torch.Tensor"
 
 HINT = ("annotate with int, float, str, bool, list[T], dict[str, T], npt.NDArray[np.float32] "
         "(any dtype opgen knows) or Annotated[torch.Tensor, torch.float32]")
+
+
+NONE_HINT = ("compile one function for each case (with the argument and without it), or pass a neutral "
+             "value where the caller would pass None (an all-True mask, 0.0, an empty list)")
+OPTIONAL_NAMES = {"typing.Optional"}
+UNION_NAMES = {"typing.Union"}
+
+
+def _may_be_none(scope: ModuleScope, node: ast.expr) -> bool:
+    """``None``, ``Optional[T]``, ``Union[T, None]``, ``T | None``."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _may_be_none(scope, node.left) or _may_be_none(scope, node.right)
+    if isinstance(node, ast.Subscript):
+        head = _name(scope, node.value)
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return head in OPTIONAL_NAMES or (head in UNION_NAMES and any(_may_be_none(scope, a) for a in args))
+    return False
 
 
 @dataclass(frozen=True)
@@ -67,6 +87,9 @@ def _parse(scope: ModuleScope, node: ast.expr, what: str, depth: int) -> Annotat
     name = _name(scope, node)
     if name in SCALARS:
         return Annotation(SCALARS[name])
+    if _may_be_none(scope, node):
+        raise CompileError(f"{what}: {shown} may be None, and None as a value is not supported by opgen compile "
+                           "(no compiled value is None)", where=where, hint=NONE_HINT)
     if isinstance(node, ast.Subscript):
         head = _name(scope, node.value)
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -113,6 +136,8 @@ def _dtype(scope: ModuleScope, node: ast.expr, modules: tuple[str, ...], what: s
     module, _, dt = full.rpartition(".")
     if module in modules and dt in DTYPES:
         return dt
+    if module in modules and full in DTYPE_CONSTANTS:  # an alias: np.bool_, np.double, torch.long
+        return DTYPE_CONSTANTS[full]
     raise CompileError(f"{what}: {ast.unparse(node)} is not a dtype opgen knows", where=scope.where(node),
                        hint=f"use {modules[0]}.<dtype> with dtype one of {', '.join(DTYPES)}")
 

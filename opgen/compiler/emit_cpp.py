@@ -368,6 +368,8 @@ class _Emitter:
         elif isinstance(e, ir.Op):
             args = [self.value(a) for a in e.bound]
             kernel = e.entry.signature["c_symbol"].removeprefix("opgen_")
+            if e.zero_dim is not None:
+                self.zero_dim_check(e, args)
             t = self.temp()
             self.out.add(f"{ctype} {t} = {kernel}({', '.join(args)});  // {e.op} [{e.overload.name}]")
         elif isinstance(e, ir.Convert):
@@ -469,6 +471,21 @@ class _Emitter:
             raise AssertionError(type(e).__name__)
         return t
 
+
+    def zero_dim_check(self, e: ir.Op, args: list[str]) -> None:
+        """torch's promotion counts a 0-d tensor only where its category is above the others' (float32
+        with a 0-d float64 stays float32): the compiled dtype assumed every promoted tensor has dims, so
+        where a pattern of 0-d ones would give torch another dtype the call raises TypeError."""
+        names, differ, compiled = e.zero_dim
+        position = {p.name: i for i, p in enumerate(e.overload.sig.params)}
+        operands = [args[position[n]] for n in names]
+        for pattern, dtype in differ.items():
+            test = " && ".join(f"{a}.ndim() {'==' if zero else '!='} 0" for a, zero in zip(operands, pattern))
+            zeros = ", ".join(n for n, zero in zip(names, pattern) if zero)
+            message = (f"{e.source}: {zeros} is a 0-d tensor here, so torch computes in {dtype} (a 0-d tensor "
+                       f"is weak), where this function was compiled for {compiled}; cast explicitly "
+                       "(x.to(torch.float32)) or pass tensors with dims")
+            self.out.add(f"if ({test}) opgen::compiled::raise(opgen::compiled::TypeError, {json.dumps(message)});")
 
     def index_part(self, p: ir.IndexPart, torch: bool = False) -> str:
         """``torch``: a tensor's slice, whose computed step torch checks (ValueError below 1)."""

@@ -5,10 +5,10 @@ A parameter annotated ``npt.NDArray[...]`` is a NumPy array and one annotated
 ``flavor``); every op result takes the flavor of its array arguments, or of its module
 (``np.zeros`` is NumPy's) where it has none. The two libraries agree on most of what compiles
 and differ where this module says: a negative slice step (NumPy reverses, torch raises
-ValueError), a Python float meeting an integer array (float64 in NumPy 2, float32 in torch),
-a Python int outside an integer dtype's range (NumPy's OverflowError, torch wraps it), and a
-Python number meeting a half-precision array (NumPy rounds the number to the half dtype first;
-torch computes in float32 and rounds once).
+ValueError), type promotion (opgen.compiler.promotion: a Python float meeting an integer array is
+float64 in NumPy 2 and float32 in torch), a Python int outside an integer dtype's range (NumPy's
+OverflowError, torch wraps it), and a Python number meeting a half-precision array (NumPy rounds the
+number to the half dtype first; torch computes in float32 and rounds once).
 """
 
 from __future__ import annotations
@@ -37,18 +37,6 @@ def of_module(op: str) -> str | None:
     """The flavor of an array an op makes from no array (``numpy.zeros``): its module's."""
     root = op.split(".", 1)[0]
     return root if root in LIBRARY else None
-
-
-def float_with_integer_array(flavor: str | None, dtype: str) -> str:
-    """What a Python float meeting an integer (or bool) array gives, in words, for the message that
-    refuses it: the compiler does not insert that cast itself (an explicit one compiles)."""
-    numpy = f"float64 in NumPy 2 (NEP 50: the {dtype} array is cast to float64)"
-    torch = "float32 in torch (its default dtype)"
-    if flavor == NUMPY:
-        return numpy
-    if flavor == TORCH:
-        return torch
-    return f"{numpy}, {torch}; this array's library is not known here"
 
 
 def exact_in_half(value: float, dtype: str) -> bool:

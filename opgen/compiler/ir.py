@@ -85,6 +85,9 @@ class Op(Expr):
     spec: Spec | None = None
     overload: Overload | None = None
     entry: Entry | None = None
+    # torch's promotion of several tensors, where a 0-d one would change the dtype (it is weak): the
+    # promoted parameters, {which of them are 0-d: the dtype torch would give}, the dtype compiled
+    zero_dim: tuple[list[str], dict[tuple[bool, ...], str], str] | None = None
 
     @property
     def children(self) -> list[Expr]:

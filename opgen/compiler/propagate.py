@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from opgen.compiler import casts, flavor, ir
+from opgen.compiler import casts, flavor, ir, promotion
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -929,61 +929,125 @@ class Propagator:
         return args[seq]
 
     def weak_scalars(self, e: ir.Op, args: list[Type], kwargs: dict[str, Type], missing: MissingOp):
-        """``x * 0.5``, ``np.maximum(x, 0.0)``: no overload mixes arrays and Python numbers, so the numbers
-        become 0-d arrays of the arrays' dtype, as NumPy 2 (NEP 50) and torch treat Python scalars, by the
-        arrays' library where they differ (opgen.compiler.flavor): an int out of an integer dtype's range
-        is NumPy's OverflowError when it runs and torch's wrapped value; a number meeting a half array is
-        rounded to it as NumPy does, and for torch (which computes in float32 and rounds once) only a
-        constant the half dtype holds exactly is taken. A float meeting an integer array is refused with
-        the dtype each library gives (the compiler does not insert the cast itself)."""
+        """``x * 0.5``, ``a_int64 + b_float32``, ``ids / n``: no overload mixes dtypes, or arrays and Python
+        numbers, so the call computes in the dtype its arrays' library promotes them to
+        (opgen.compiler.promotion): each array of another dtype is cast to it (opgen.cast's kernels) and
+        each Python number becomes a 0-d array of it (NumPy 2's and torch's weak scalars). Where the
+        libraries differ: an int out of an integer dtype's range is NumPy's OverflowError when it runs
+        and torch's wrapped value; a number meeting a half array is rounded to it as NumPy does, and for
+        torch (which computes in float32 and rounds once) only a constant the half dtype holds exactly is
+        taken; a torch operand that may be 0-d when the function runs is checked then (torch's 0-d
+        tensors are weak)."""
         if missing.command is not None:
             raise missing  # an overload matched; it only lacks a kernel
-        operands = [*e.args, *e.kwargs.values()]
-        types = [*args, *kwargs.values()]
-        dtypes = {t.dtype.name for t in types if t.kind == "tensor"}
-        scalars = [t for t in types if t in (INT, FLOAT, BOOL)]
-        if len(dtypes) != 1 or not scalars:
+        spec = spec_named(self.resolver.specs, e.op)
+        if spec is None:
             raise missing
-        dtype = tensor_of(dtypes.pop()).dtype
+        operands = [*e.args, *e.kwargs.values()]
+        names = [*(spec.overloads[0].sig.params[i].name if i < len(spec.overloads[0].sig.params) else None
+                   for i in range(len(e.args))), *e.kwargs]
+        taking = promotion.promoted_params(spec)
+        arrays = [x for x, n in zip(operands, names) if x.type.kind == "tensor" and n in taking]
+        tensors = {n: x for x, n in zip(operands, names) if x.type.kind == "tensor"}
+        if not arrays and len({x.type.dtype.name for x in tensors.values()}) == 1:
+            # an op of one overload (opgen.nn.quantize_int8(x, 0.5)): its arrays' one dtype is the one
+            taking, arrays = set(tensors), list(tensors.values())
+        # the Python numbers passed where the op takes an array (not an axis or a k)
+        array_params = {p.name for o in spec.overloads for p in o.sig.params if p.type.kind == "tensor"}
+        scalars = [x for x, n in zip(operands, names) if x.type in (INT, FLOAT, BOOL) and n in array_params]
+        if not arrays and scalars and flavor.of_module(e.op) == flavor.NUMPY and \
+                all(n in taking for x, n in zip(operands, names) if any(x is y for y in scalars)):
+            # np.sqrt(2 / np.pi): NumPy makes Python numbers 0-d arrays (float64, int64, bool) and returns
+            # its own scalar, which is strong: np.sqrt(2 / np.pi) * x is float64 for a float32 x
+            arrays = [self.numpy_scalar(x) for x in scalars]
+            e.args = [arrays[scalars.index(a)] if a in scalars else a for a in e.args]
+            e.kwargs = {k: arrays[scalars.index(v)] if v in scalars else v for k, v in e.kwargs.items()}
+            operands, scalars = [*e.args, *e.kwargs.values()], []
+        if not arrays:
+            raise missing
         try:
             library = flavor.combine(x.flavor for x in operands)
         except flavor.FlavorMix as mix:
             raise self.error(e, f"{e.source}: {mix}", "convert one of them explicitly before the call, outside "
                                                       "the compiled function") from None
-        if FLOAT in scalars and not dtype.is_float:
-            raise self.error(e, f"{e.source}: a Python float with a {dtype.name} array is "
-                                f"{flavor.float_with_integer_array(library, dtype.name)}; opgen compile does not insert "
-                                "that cast itself",
-                             "cast the array to the float array you mean first (x.astype(np.float64) as NumPy "
-                             "would, x.float() as torch would), or make the number an int") from None
-        if not (dtype.is_float or dtype.name.startswith(("int", "uint"))):
-            raise missing
-        if dtype.name in ("float16", "bfloat16") and (library != flavor.NUMPY or dtype.name == "bfloat16"):
-            for x in operands:
-                if x.type in (INT, FLOAT, BOOL) and not (isinstance(x, ir.Const) and
-                                                          flavor.exact_in_half(x.value, dtype.name)):
-                    raise self.error(e, f"{e.source}: a Python number with a {dtype.name} array: torch computes in "
-                                        f"float32 with the number unrounded, NumPy rounds the number to {dtype.name} "
+        libraries = [library] if library is not None else [flavor.NUMPY, flavor.TORCH]
+        if len({x.type.dtype.name for x in arrays}) > 1 and not all(promotion.promotes(spec, lib) for lib in libraries):
+            raise self.error(e, f"{e.source}: {e.op} takes arrays of one dtype in "
+                                f"{' or '.join(flavor.LIBRARY[lib] for lib in libraries)} (it does not promote), "
+                                f"here {', '.join(str(x.type) for x in arrays)}",
+                             "cast them to one dtype first: x.astype(np.float32), x.float()") from None
+        dtypes = [x.type.dtype.name for x in arrays]
+        kinds = [x.type.name for x in scalars]
+        found = {}
+        for lib in libraries:
+            try:
+                found[lib] = promotion.computing(lib, spec.op, promotion.result(lib, dtypes, kinds))
+            except promotion.NoPromotion as refused:
+                raise self.error(e, f"{e.source}: {refused}", "cast the arrays to one dtype first") from None
+        if len(set(found.values())) > 1:
+            raise self.error(e, f"{e.source}: {', '.join(map(str, args))} computes in "
+                                f"{found[flavor.NUMPY]} in NumPy 2 and {found[flavor.TORCH]} in torch, and this "
+                                "array's library is not known here",
+                             "annotate the parameters npt.NDArray[...] or Annotated[torch.Tensor, ...], or cast "
+                             "explicitly (x.astype(np.float64), x.float())")
+        target = tensor_of(found[libraries[0]]).dtype
+        if not scalars and all(x.type.dtype.name == target.name for x in arrays) and \
+                all(a.kind == "tensor" for a in args):
+            raise missing  # nothing to promote: the op has no overload for this dtype
+        if target.name in ("float16", "bfloat16") and scalars and (library != flavor.NUMPY or target.name == "bfloat16"):
+            for x in scalars:
+                if not (isinstance(x, ir.Const) and flavor.exact_in_half(x.value, target.name)):
+                    raise self.error(e, f"{e.source}: a Python number with a {target.name} array: torch computes in "
+                                        f"float32 with the number unrounded, NumPy rounds the number to {target.name} "
                                         "first; opgen compile takes only a constant both hold exactly here"
                                         + ("" if library else " (this array's library is not known)"),
-                                     f"write a constant {dtype.name} holds exactly (0.5, 2.0, 1/1024)") from None
-        wraps = library == flavor.TORCH and dtype.name.startswith(("int", "uint"))
+                                     f"write a constant {target.name} holds exactly (0.5, 2.0, 1/1024)") from None
+        if not (target.is_float or target.name.startswith(("int", "uint"))) and scalars:
+            raise missing
+        wraps = library == flavor.TORCH and target.name.startswith(("int", "uint"))
+        if library == flavor.TORCH and len(arrays) > 1:  # checked when it runs: torch's 0-d tensors are weak
+            e.zero_dim = ([n for x, n in zip(operands, names) if x in arrays],
+                          promotion.zero_dim_results(dtypes, kinds), target.name)
 
-        def weak(x: ir.Expr) -> ir.Expr:
-            if x.type not in (INT, FLOAT, BOOL):
+        def promoted(x: ir.Expr, name: str | None) -> ir.Expr:
+            if any(x is y for y in scalars):
+                w = ir.WeakScalar(x.line, x, target.name, wraps)
+                w.type, w.flavor = tensor_of(target.name), library
+                return w
+            if x.type.kind != "tensor" or name not in taking or x.type.dtype.name == target.name:
                 return x
-            w = ir.WeakScalar(x.line, x, dtype.name, wraps)
-            w.type = tensor_of(dtype.name)
-            w.flavor = library
-            return w
+            # x.astype(target) as the tracer would make it, resolved here (a later pass over a loop types it
+            # again through method_call like any cast)
+            cast = ir.MethodCall(x.line, casts.CAST_OP, [x], {}, f"{getattr(x, 'source', None) or 'operand'} "
+                                 f"promoted to {target.name}", method="astype", receiver=x, result=target.name,
+                                 called="ndarray.astype" if library == flavor.NUMPY else "Tensor.to",
+                                 library_bound=True)
+            try:
+                r = self.resolver.resolve(casts.CAST_OP, [x.type], {}, self.where(e), result=tensor_of(target.name))
+            except MissingOp as no_cast:
+                raise MissingOp(f"{e.source} computes in {target.name} ({flavor.LIBRARY.get(library, 'both libraries')}"
+                                f"'s promotion), which needs a cast: {no_cast.message}", op=no_cast.op,
+                                arg_types=no_cast.arg_types, command=no_cast.command, where=no_cast.where,
+                                hint=no_cast.hint) from None
+            cast.bound, cast.spec, cast.overload, cast.entry = [x], r.spec, r.overload, r.entry
+            cast.type, cast.flavor = tensor_of(target.name), x.flavor
+            return cast
 
-        e.args = [weak(a) for a in e.args]
-        e.kwargs = {k: weak(v) for k, v in e.kwargs.items()}
+        e.args = [promoted(a, n) for a, n in zip(e.args, names)]
+        e.kwargs = {k: promoted(v, k) for k, v in e.kwargs.items()}
         try:
             return self.resolver.resolve(e.op, [a.type for a in e.args], {k: v.type for k, v in e.kwargs.items()},
                                          self.where(e))
-        except MissingOp:
-            raise missing from None
+        except MissingOp as now:
+            raise (now if now.command is not None else missing) from None
+
+    @staticmethod
+    def numpy_scalar(x: ir.Expr) -> ir.Expr:
+        """A Python number as the 0-d array NumPy makes of it: np.asarray(0.5) is float64."""
+        dtype = promotion.NUMPY_SCALAR[x.type.name]
+        w = ir.WeakScalar(x.line, x, dtype)
+        w.type, w.flavor = tensor_of(dtype), flavor.NUMPY
+        return w
 
     def method_call(self, e: ir.MethodCall, assigned: set[str]) -> Type:
         """Name the op from the receiver's type (the specs' ``methods:``), bind the receiver, and go on

@@ -24,7 +24,7 @@ from typing import Any
 
 from opgen.compiler import einsum, ir, pipeline_intrinsic
 from opgen.compiler.casts import DTYPE_CONSTANTS
-from opgen.compiler.annotations import parse_annotation
+from opgen.compiler.annotations import NONE_HINT, parse_annotation
 from opgen.compiler.types import TupleType
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope, read_module
@@ -177,6 +177,10 @@ class Tracer:
         defaults: list[Any] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
         params = []
         for arg, default in zip(positional, defaults):
+            if not self.helper and isinstance(default, ast.Constant) and default.value is None:
+                # (a helper's None default may stand for a library's: np.sum(x, axis=axis) with axis=None)
+                raise self.error(default, f"parameter {arg.arg!r} defaults to None, and None as a value is not "
+                                          "supported by opgen compile (no compiled value is None)", NONE_HINT)
             if self.helper:
                 param = ir.Param(arg.arg, None, None)
             else:
