@@ -54,6 +54,13 @@ CASES: dict[str, list[tuple]] = {
     "half_scaled": [(H, s) for s in (0.5, 0.1, 1 / 3, 1e5, -2.0)],
     "torch_half_scaled": [(t(H),)],
     "sum_method_numpy": [(X,)],
+    "rows_by_int32": [(X, IDS.astype(np.int32)), (X, np.array([5], np.int32)), (X, np.array([-6], np.int32)),
+                      (X, np.array(-1, np.int32)), (X, np.array([[2**31 - 1]], np.int32)),
+                      (X, np.array([-2**31], np.int32)), (X, np.zeros((2, 0), np.int32)), (X[::-1], IDS.astype(np.int32)),
+                      (X, IDS.astype(np.int32)[:, ::2])],
+    "columns_by_int32": [(X, np.array([5, 0, -6], np.int32)), (X, np.array([6], np.int32)), (X, np.array([-7], np.int32))],
+    "torch_rows_by_int32": [(t(X), t(IDS.astype(np.int32))), (t(X), t(np.array([5], np.int32))),
+                            (t(X), t(np.array([-5, 4], np.int32)))],
 }
 ROUNDED = {"reversed_into_op": 1e-6, "sum_method_numpy": 1e-6}
 
@@ -94,6 +101,8 @@ F32 = npt.NDArray[np.float32]
 F16 = npt.NDArray[np.float16]
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
+I16 = npt.NDArray[np.int16]
+TU8 = Annotated[torch.Tensor, torch.uint8]
 T32 = Annotated[torch.Tensor, torch.float32]
 T16 = Annotated[torch.Tensor, torch.float16]
 TI64 = Annotated[torch.Tensor, torch.int64]
@@ -114,7 +123,9 @@ REFUSED = [
      "torch computes in float32", "constant float16 holds exactly"),
     ("mask", "def f(x: F32) -> F32:\n    return x[x > 0]\n", "boolean-mask indexing (x[mask]) is not supported",
      "np.where"),
-    ("int32 indices", "def f(x: F32, i: I32) -> F32:\n    return x[i]\n", "numpy.take's kernels take int64",
+    ("int16 indices", "def f(x: F32, i: I16) -> F32:\n    return x[i]\n", "takes int64 and int32 index arrays",
+     "int64 array"),
+    ("torch uint8 indices (a mask)", "def f(x: T32, i: TU8) -> T32:\n    return x[i]\n", "uint8 (a mask)",
      "int64 array"),
     ("two index arrays", "def f(x: F32, i: I64) -> F32:\n    return x[i, i]\n", "several arrays at once",
      "one axis at a time"),

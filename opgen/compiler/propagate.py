@@ -27,6 +27,9 @@ from opgen.compiler.types import (BOOL, FLOAT, INT, STR, DictType, TupleType, Ty
 METHOD_RECEIVERS = {"tensor": ("ndarray", "Tensor"), "list": ("list",), "dict": ("dict",)}
 ARRAY_CLASS = {flavor.NUMPY: "ndarray", flavor.TORCH: "Tensor"}
 
+# Index arrays widened to int64 for numpy.take: the integer dtypes both NumPy and torch index with that
+# opgen.cast widens (NumPy also takes int8, int16 and the unsigned ones; torch reads uint8 as a mask).
+WIDENED_INDEX_DTYPES = ("int32",)
 EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 
 
@@ -1339,9 +1342,15 @@ class Propagator:
             raise self.error(e, "boolean-mask indexing (x[mask]) is not supported by opgen compile yet: its "
                                 "result's length depends on the data", "select with np.where(mask, x, 0), or "
                                 "count with np.count_nonzero and loop")
+        elif t.dtype.name in WIDENED_INDEX_DTYPES:
+            # x[i32]: NumPy and torch index with the values of any integer array they accept; numpy.take's
+            # kernels take int64, which holds every such value, so the indices are widened first.
+            index = ir.Op(index.line, casts.CAST_OP, [index], {}, source=f"{t} indices widened to int64",
+                          result="int64", library_bound=True)
         elif t.dtype.name != "int64":
-            raise self.error(e, f"indexing with a {t} array: numpy.take's kernels take int64 indices",
-                             "pass the indices as an int64 array")
+            accepted = "int64, int32, uint8 (a mask) or bool" if e.base.flavor == flavor.TORCH else "integer or bool"
+            raise self.error(e, f"indexing with a {t} array: opgen compile takes int64 and int32 index arrays "
+                                f"(the library takes {accepted} ones)", "pass the indices as an int64 array")
         if index.flavor is not None and e.base.flavor is not None and index.flavor != e.base.flavor:
             raise self.error(e, "a NumPy array indexed by a torch tensor, or the other way round: the libraries "
                                 "convert it in their own ways", "index with an array of the same library")
