@@ -107,3 +107,23 @@ def columns_by_int32(x: F32, idx: I32) -> F32:
 
 def torch_rows_by_int32(emb: T32, ids: TI32) -> T32:
     return emb[ids]
+
+
+def rows_by_int16(emb: F32, ids: npt.NDArray[np.int16]) -> F32:
+    return emb[ids]
+
+
+def rows_by_int8(emb: F32, ids: npt.NDArray[np.int8]) -> F32:
+    return emb[ids]
+
+
+def columns_by_uint8(x: F32, ids: npt.NDArray[np.uint8]) -> F32:
+    return x[:, ids]
+
+
+def rows_by_uint16(emb: F32, ids: npt.NDArray[np.uint16]) -> F32:
+    return emb[ids]
+
+
+def rows_by_uint32(emb: F32, ids: npt.NDArray[np.uint32]) -> F32:
+    return emb[ids]
