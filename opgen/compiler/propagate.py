@@ -1345,8 +1345,9 @@ class Propagator:
             index.type, index.flavor = tensor_of("int64"), e.base.flavor
         elif t.dtype.name == "bool":
             raise self.error(e, "boolean-mask indexing (x[mask]) is not supported by opgen compile yet: its "
-                                "result's length depends on the data", "select with np.where(mask, x, 0), or "
-                                "count with np.count_nonzero and loop")
+                                "result's length depends on the data", "keep the shape with np.where(mask, x, 0), or "
+                                "gather by position: x[idx] with the true positions as an int64 array (np.flatnonzero("
+                                "mask), computed before the call)")
         elif t.dtype.name in WIDENED_INDEX_DTYPES[e.base.flavor]:
             # x[i32]: NumPy and torch index with the values of the integer arrays they accept; numpy.take's
             # kernels take int64, which holds every value of these, so the indices are widened first.
