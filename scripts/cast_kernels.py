@@ -1,5 +1,6 @@
 """Write opgen.cast: its spec (specs/opgen/cast.yaml, one overload per ordered pair of dtypes) and the
-answers of every overload (C++ for all 42, Rust for the 20 without a half dtype).
+answers of every overload (C++ for all 47, Rust for the 25 without a half dtype): every ordered pair
+of seven dtypes, and int8, int16, uint8, uint16 and uint32 to int64 (index arrays opgen compile widens).
 
 A cast moves each element through one conversion; the walk over a strided input is the same for every
 pair, only the conversion differs. So one C++ walk and one Rust walk are instantiated per pair with the
@@ -33,10 +34,17 @@ DTYPES = {
 }
 FLOATS = ("f32", "f64", "f16", "bf16")
 INTS = ("i64", "i32")
+# The small integer dtypes cast only to int64: what NumPy indexes with besides int64 and int32
+# (x[idx] with an int16 or uint8 idx), which opgen compile widens to numpy.take's int64 indices.
+INDEX_INTS = {"i16": ("int16", "int16_t", "i16"), "i8": ("int8", "int8_t", "i8"),
+              "u8": ("uint8", "uint8_t", "u8"), "u16": ("uint16", "uint16_t", "u16"),
+              "u32": ("uint32", "uint32_t", "u32")}
+DTYPES.update(INDEX_INTS)
 
 
 def pairs() -> list[tuple[str, str]]:
-    return [(a, b) for a in DTYPES for b in DTYPES if a != b]
+    every = [(a, b) for a in DTYPES for b in DTYPES if a != b and a not in INDEX_INTS and b not in INDEX_INTS]
+    return every + [(a, "i64") for a in INDEX_INTS]
 
 
 def overload_name(a: str, b: str) -> str:
@@ -66,6 +74,8 @@ def cpp_convert(a: str, b: str) -> tuple[str, str]:
             src = "v" if a == "f64" else _cpp_as_float(a)
             return f"return {src} != 0;", "nonzero is true: nan is true, -0.0 is false (nan != 0 holds)"
         return "return v != 0;", "nonzero is true"
+    if a in INDEX_INTS:
+        return "return static_cast<To>(v);", "widening: exact"
     if a in INTS and b in INTS:
         return ("return static_cast<To>(v);",
                 "int64 -> int32 keeps the low 32 bits (two's complement wrap, as NumPy's C cast)"
@@ -285,6 +295,8 @@ def rust_convert(a: str, b: str) -> tuple[str, str]:
         return f"v as {rb}", ("truncation toward zero; the spec's domain keeps the value finite and inside "
                               "the target's range (out of it Rust saturates and maps nan to 0, where NumPy's "
                               "result is undefined)")
+    if a in INDEX_INTS:
+        return f"v as {rb}", "widening: exact"
     if (a, b) == ("i64", "i32"):
         return "v as i32", "keeps the low 32 bits (two's complement wrap, as NumPy's C cast)"
     return f"v as {rb}", "one rounding to nearest even where inexact (Rust's `as` between numbers)"
@@ -366,7 +378,7 @@ overloads:
 def _domain(a: str, b: str) -> str:
     if a == "bool":
         return "{max_dims: 4}"
-    if a in INTS:
+    if a in INTS or a in INDEX_INTS:
         return "{max_dims: 4, edge_runs: true}"
     if b in INTS:
         if a == "f16":

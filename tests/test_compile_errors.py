@@ -71,6 +71,8 @@ UNSUPPORTED = [
     ("is", "def f(a: int, b: int) -> bool:\n    return a is b\n", 1, "the `is` operator is not supported", "=="),
     ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
      "boolean-mask indexing (x[mask]) is not supported", "np.where"),
+    ("uint64 index array", "def f(x: npt.NDArray[np.float32], i: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:\n"
+     "    return x[i]\n", 1, "indexing with a tensor[uint64] array: opgen compile takes int64, int32", "int64 array"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",
      "annotate it -> tuple[...]"),
     ("tuple value", "def f(x: int) -> int:\n    t = (x, x)\n    return x\n", 1, "a tuple value here is not supported",

@@ -54,6 +54,17 @@ CASES: dict[str, list[tuple]] = {
     "half_scaled": [(H, s) for s in (0.5, 0.1, 1 / 3, 1e5, -2.0)],
     "torch_half_scaled": [(t(H),)],
     "sum_method_numpy": [(X,)],
+    "rows_by_int32": [(X, IDS.astype(np.int32)), (X, np.array([5], np.int32)), (X, np.array([-6], np.int32)),
+                      (X, np.array(-1, np.int32)), (X, np.array([[2**31 - 1]], np.int32)),
+                      (X, np.array([-2**31], np.int32)), (X, np.zeros((2, 0), np.int32)), (X[::-1], IDS.astype(np.int32)),
+                      (X, IDS.astype(np.int32)[:, ::2])],
+    "columns_by_int32": [(X, np.array([5, 0, -6], np.int32)), (X, np.array([6], np.int32)), (X, np.array([-7], np.int32))],
+    **{f"rows_by_{d.__name__}": [(X, np.array([4, 0, 4], d)), (X, np.array([5], d)), (X, np.array([[1], [2]], d)[::-1]),
+                                 (X, np.array([np.iinfo(d).max], d))] for d in (np.int16, np.uint16, np.uint32)},
+    "rows_by_int8": [(X, np.array([-5, -1, 4], np.int8)), (X, np.array([-6], np.int8)), (X, np.array([127], np.int8))],
+    "columns_by_uint8": [(X, np.array([5, 0], np.uint8)), (X, np.array([200], np.uint8)), (X, np.zeros(0, np.uint8))],
+    "torch_rows_by_int32": [(t(X), t(IDS.astype(np.int32))), (t(X), t(np.array([5], np.int32))),
+                            (t(X), t(np.array([-5, 4], np.int32)))],
 }
 ROUNDED = {"reversed_into_op": 1e-6, "sum_method_numpy": 1e-6}
 
@@ -94,6 +105,9 @@ F32 = npt.NDArray[np.float32]
 F16 = npt.NDArray[np.float16]
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
+U64 = npt.NDArray[np.uint64]
+TI16 = Annotated[torch.Tensor, torch.int16]
+TU8 = Annotated[torch.Tensor, torch.uint8]
 T32 = Annotated[torch.Tensor, torch.float32]
 T16 = Annotated[torch.Tensor, torch.float16]
 TI64 = Annotated[torch.Tensor, torch.int64]
@@ -110,7 +124,11 @@ REFUSED = [
      "torch computes in float32", "constant float16 holds exactly"),
     ("mask", "def f(x: F32) -> F32:\n    return x[x > 0]\n", "boolean-mask indexing (x[mask]) is not supported",
      "np.where"),
-    ("int32 indices", "def f(x: F32, i: I32) -> F32:\n    return x[i]\n", "numpy.take's kernels take int64",
+    ("uint64 indices", "def f(x: F32, i: U64) -> F32:\n    return x[i]\n", "takes int64, int32, int16",
+     "int64 array"),
+    ("torch int16 indices", "def f(x: T32, i: TI16) -> T32:\n    return x[i]\n", "torch takes int64 and int32",
+     "int64 array"),
+    ("torch uint8 indices (a mask)", "def f(x: T32, i: TU8) -> T32:\n    return x[i]\n", "reads uint8 as a mask",
      "int64 array"),
     ("two index arrays", "def f(x: F32, i: I64) -> F32:\n    return x[i, i]\n", "several arrays at once",
      "one axis at a time"),

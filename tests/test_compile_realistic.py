@@ -152,6 +152,19 @@ def cache_and_heads(draw) -> tuple:
     return torch.from_numpy(cache), torch.from_numpy(heads)
 
 
+@st.composite
+def table_and_narrow_ids(draw, dtype: type, to_torch: bool = False) -> tuple:
+    """A (n, d) table and ids of a narrow integer dtype, mostly in its range (negative ones where the
+    dtype has them), now and then one past it (IndexError)."""
+    n, d = draw(st.integers(0, 5)), draw(st.integers(1, 4))
+    table = draw(hnp.arrays(np.float32, (n, d), elements=st.floats(-10, 10, width=32)))
+    low = -n if np.iinfo(dtype).min < 0 else 0
+    ids = draw(hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
+                          elements=st.integers(low - (low < 0 and draw(st.integers(0, 9)) == 0),
+                                               max(n - 1, 0) + (draw(st.integers(0, 9)) == 0))))
+    return (torch.from_numpy(table), torch.from_numpy(ids)) if to_torch else (table, ids)
+
+
 pixels = hnp.arrays(np.uint8, ARRAY_SHAPES)
 amounts = st.one_of(st.integers(-300, 300), st.sampled_from([0, 255, 256, -1, -256]))
 APPROXIMATE = Case(rtol=2e-5, atol=2e-6)  # verified approximations (tanh, softmax, matmul)
@@ -173,6 +186,10 @@ CASES: dict[str, Case] = {
                                                                             max_side=4)))),
     "first_and_last": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
                                                                               max_side=4)))),
+    "embed_int32_ids": Case(table_and_narrow_ids(np.int32)),
+    "colorize": Case(table_and_narrow_ids(np.uint8)),
+    "decode_codes": Case(table_and_narrow_ids(np.int16).map(lambda a: (np.ascontiguousarray(a[0].T), a[1]))),
+    "position_embeddings": Case(table_and_narrow_ids(np.int32, to_torch=True), rtol=1e-6, atol=1e-6),
     "brighten": Case(st.tuples(pixels, amounts)),
     "brighten_tensor": Case(st.tuples(pixels.map(torch.from_numpy), amounts)),
     "gelu_tanh": APPROXIMATE,

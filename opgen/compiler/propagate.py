@@ -27,6 +27,14 @@ from opgen.compiler.types import (BOOL, FLOAT, INT, STR, DictType, TupleType, Ty
 METHOD_RECEIVERS = {"tensor": ("ndarray", "Tensor"), "list": ("list",), "dict": ("dict",)}
 ARRAY_CLASS = {flavor.NUMPY: "ndarray", flavor.TORCH: "Tensor"}
 
+# Index arrays widened to int64 (opgen.cast) for numpy.take, by the array's library (None: not known, so
+# what both take): NumPy indexes with any integer dtype (uint64 is refused here: not every value of it is
+# an int64); torch with int64 and int32 only, and reads a uint8 tensor as a mask.
+WIDENED_INDEX_DTYPES: dict[str | None, tuple[str, ...]] = {
+    flavor.NUMPY: ("int32", "int16", "int8", "uint8", "uint16", "uint32"),
+    flavor.TORCH: ("int32",),
+    None: ("int32",),
+}
 EMBEDDINGS = tensor_of("float32")  # opgen.pipelines.embed: (len(texts), the model's dimension)
 
 
@@ -1401,11 +1409,21 @@ class Propagator:
             index.type, index.flavor = tensor_of("int64"), e.base.flavor
         elif t.dtype.name == "bool":
             raise self.error(e, "boolean-mask indexing (x[mask]) is not supported by opgen compile yet: its "
-                                "result's length depends on the data", "select with np.where(mask, x, 0), or "
-                                "count with np.count_nonzero and loop")
+                                "result's length depends on the data", "keep the shape with np.where(mask, x, 0), or "
+                                "gather by position: x[idx] with the true positions as an int64 array (np.flatnonzero("
+                                "mask), computed before the call)")
+        elif t.dtype.name in WIDENED_INDEX_DTYPES[e.base.flavor]:
+            # x[i32]: NumPy and torch index with the values of the integer arrays they accept; numpy.take's
+            # kernels take int64, which holds every value of these, so the indices are widened first.
+            index = ir.Op(index.line, casts.CAST_OP, [index], {}, source=f"{t} indices widened to int64",
+                          result="int64", library_bound=True)
         elif t.dtype.name != "int64":
-            raise self.error(e, f"indexing with a {t} array: numpy.take's kernels take int64 indices",
-                             "pass the indices as an int64 array")
+            taken = ", ".join(["int64", *WIDENED_INDEX_DTYPES[e.base.flavor]])
+            library = {flavor.NUMPY: "NumPy takes any integer dtype",
+                       flavor.TORCH: "torch takes int64 and int32, and reads uint8 as a mask",
+                       None: "the array's library is not known"}[e.base.flavor]
+            raise self.error(e, f"indexing with a {t} array: opgen compile takes {taken} index arrays here "
+                                f"({library})", "pass the indices as an int64 array")
         if index.flavor is not None and e.base.flavor is not None and index.flavor != e.base.flavor:
             raise self.error(e, "a NumPy array indexed by a torch tensor, or the other way round: the libraries "
                                 "convert it in their own ways", "index with an array of the same library")

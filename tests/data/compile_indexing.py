@@ -91,3 +91,39 @@ def torch_half_scaled(x: T16) -> T16:
 
 def sum_method_numpy(x: F32) -> F32:
     return x[::-1].sum(axis=0)
+
+
+I32 = npt.NDArray[np.int32]
+TI32 = Annotated[torch.Tensor, torch.int32]
+
+
+def rows_by_int32(emb: F32, ids: I32) -> F32:
+    return emb[ids]
+
+
+def columns_by_int32(x: F32, idx: I32) -> F32:
+    return x[1:, idx]
+
+
+def torch_rows_by_int32(emb: T32, ids: TI32) -> T32:
+    return emb[ids]
+
+
+def rows_by_int16(emb: F32, ids: npt.NDArray[np.int16]) -> F32:
+    return emb[ids]
+
+
+def rows_by_int8(emb: F32, ids: npt.NDArray[np.int8]) -> F32:
+    return emb[ids]
+
+
+def columns_by_uint8(x: F32, ids: npt.NDArray[np.uint8]) -> F32:
+    return x[:, ids]
+
+
+def rows_by_uint16(emb: F32, ids: npt.NDArray[np.uint16]) -> F32:
+    return emb[ids]
+
+
+def rows_by_uint32(emb: F32, ids: npt.NDArray[np.uint32]) -> F32:
+    return emb[ids]

@@ -39,6 +39,9 @@ const DTYPES = {
   int32: { code: 0, bits: 32, array: Int32Array },
   int64: { code: 0, bits: 64, array: BigInt64Array },
   uint8: { code: 1, bits: 8, array: Uint8Array },
+  uint16: { code: 1, bits: 16, array: Uint16Array },
+  uint32: { code: 1, bits: 32, array: Uint32Array },
+  uint64: { code: 1, bits: 64, array: BigUint64Array },
   bool: { code: 6, bits: 8, array: Uint8Array },
 };
 const SCALAR_C = { int: 'int64_t', float: 'double', bool: 'uint8_t' };
@@ -344,4 +347,4 @@ function tensorResult(out, free) {
   }
 }
 
-module.exports = { manifestPath, loadCompiled, Tensor, OpgenError, parseType };
+module.exports = { manifestPath, loadCompiled, Tensor, OpgenError, parseType, DTYPES };

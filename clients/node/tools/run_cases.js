@@ -7,8 +7,7 @@
 // {"$tensor": {dtype, shape, b64}}. RESULTS.json: [{"value": ENCODED} | {"error": {name, message}}].
 const fs = require('node:fs');
 const { loadCompiled, Tensor } = require('..');
-
-const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array };
+const { DTYPES } = require('../src/compiled');  // each dtype's TypedArray, as the client holds it
 
 function decode(v) {
   if (Array.isArray(v)) return v.map(decode);
@@ -19,7 +18,7 @@ function decode(v) {
     if ('$tensor' in v) {
       const t = v.$tensor;
       const bytes = Buffer.from(t.b64, 'base64');
-      const Ctor = ARRAYS[t.dtype];
+      const Ctor = DTYPES[t.dtype].array;
       const data = new Ctor(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
       return new Tensor(t.dtype, t.shape, data);
     }

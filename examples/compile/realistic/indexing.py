@@ -1,5 +1,6 @@
 """Indexing as people write it around inference: rows of a table by token id, reversed sequences,
-heads picked from a cache, and Python ints meeting uint8 pixels (each by its library's rules)."""
+heads picked from a cache, and Python ints meeting uint8 pixels (each by its library's rules); ids
+held in the narrower integer dtypes tokenizers, images and codecs hand over (int32, uint8, int16)."""
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +13,9 @@ U8 = npt.NDArray[np.uint8]
 T32 = Annotated[torch.Tensor, torch.float32]
 TI64 = Annotated[torch.Tensor, torch.int64]
 TU8 = Annotated[torch.Tensor, torch.uint8]
+I32 = npt.NDArray[np.int32]
+I16 = npt.NDArray[np.int16]
+TI32 = Annotated[torch.Tensor, torch.int32]
 
 
 def embed_tokens(table: F32, ids: I64) -> F32:
@@ -45,3 +49,26 @@ def brighten(pixels: U8, amount: int) -> U8:
 def brighten_tensor(pixels: TU8, amount: int) -> TU8:
     """The same with a torch tensor: torch keeps uint8 and wraps an amount outside it too."""
     return pixels + amount
+
+
+def embed_int32_ids(table: F32, ids: I32) -> F32:
+    """Token embeddings from the int32 ids an ONNX-exported tokenizer returns: table[ids], no cast written."""
+    return table[ids]
+
+
+def colorize(palette: F32, pixels: U8) -> F32:
+    """A colour map applied to a uint8 label image: palette[pixels], (h, w) labels to (h, w, 3) colours."""
+    return palette[pixels]
+
+
+def decode_codes(codebook: F32, codes: I16) -> F32:
+    """Vector-quantized audio decoded: int16 codes select codebook vectors along the last axis of a
+    (dim, entries) codebook: codebook[:, codes]."""
+    return codebook[:, codes]
+
+
+def position_embeddings(table: T32, positions: TI32) -> T32:
+    """Position embeddings by int32 positions in torch, added to themselves scaled (a learned absolute
+    position table read the way BERT-style models read it)."""
+    rows = table[positions]
+    return rows + rows * 0.5
