@@ -434,17 +434,11 @@ def through_casts(translate: Translate, rule: DtypeRule, why: str, data: tuple[i
                 + (f", the result cast to {result}" if back is not None else "") + f"): {why}")
 
         def narrowed(step: Plan) -> Plan:
-            """The op's steps, with ONNX's output cast back to its dtype after the step computing it."""
-            if step.spec is None:
-                step.spec = main
+            """The op's steps, with ONNX's output cast back to its dtype after the step computing it
+            (every step after the first names its spec, as Mapping.following requires)."""
             if step.outputs and set(step.outputs) != {0}:
                 raise MappingError(f"{cast.op} narrows one output; {step.spec.op}'s step computes "
                                    f"outputs {sorted(step.outputs)}")
-            if back is None:
-                if step.then is not None:
-                    inner = step.then
-                    step.then = lambda value: narrowed(inner(value))
-                return step
             produce, inner = step.outputs.get(0), step.then
             if produce is not None and inner is not None:
                 raise MappingError(f"a step of {main.op} both computes ONNX's output and plans another")
@@ -458,7 +452,9 @@ def through_casts(translate: Translate, rule: DtypeRule, why: str, data: tuple[i
         def cast_step(k: int, inputs: list[Any]) -> Plan:
             pending = [i for i in casts if i >= k]
             if not pending:
-                return narrowed(translate(dataclasses.replace(node, inputs=tuple(inputs)), *specs[:-1]))
+                plan = translate(dataclasses.replace(node, inputs=tuple(inputs)), *specs[:-1])
+                plan.spec = plan.spec or main
+                return plan if back is None else narrowed(plan)
             i = pending[0]
 
             def next_input(value: np.ndarray) -> Plan:
