@@ -46,4 +46,4 @@ fi
 
 # --durations: the slowest tests are named at the end of every run, so a CI log shows where the
 # suite's time goes.
-exec python -m pytest -q -n 2 -p no:cacheprovider --durations=15 "$@"
+exec python -m pytest -q -n 2 -p no:cacheprovider --durations=60 "$@"

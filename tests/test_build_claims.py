@@ -43,8 +43,14 @@ class FakeCache:
         return build_unclaimed(self.root, keys, self.built, self.compiler(who), wait_seconds=20)
 
     def in_background(self, who: str, keys: list[str]) -> tuple[threading.Thread, dict[str, set[str]]]:
+        return self.in_background_chunked(who, keys, chunk=None)
+
+    def in_background_chunked(self, who: str, keys: list[str],
+                              chunk: int | None) -> tuple[threading.Thread, dict[str, set[str]]]:
         out: dict[str, set[str]] = {}
-        thread = threading.Thread(target=lambda: out.setdefault("built", self.build(who, keys)), daemon=True)
+        thread = threading.Thread(
+            target=lambda: out.setdefault("built", build_unclaimed(self.root, keys, self.built, self.compiler(who),
+                                                                   wait_seconds=20, chunk=chunk)), daemon=True)
         thread.start()
         return thread, out
 
@@ -103,3 +109,18 @@ def test_cached_keys_take_no_lock_and_compile_nothing(tmp_path: Path) -> None:
     assert cache.compiles == [("one", ["a", "b"])]  # a key named twice compiles once
     assert cache.build("two", ["a", "b"]) == set()
     assert len(cache.compiles) == 1
+
+
+def test_a_long_batch_releases_each_chunk_as_it_is_compiled(tmp_path: Path) -> None:
+    """A key early in a long batch is not held until the batch's last key is built."""
+    cache = FakeCache(tmp_path)
+    cache.gates["last"] = threading.Event()
+    batch = [f"k{i}" for i in range(5)] + ["last"]
+    long_batch, _ = cache.in_background_chunked("audit", batch, chunk=2)
+    assert cache.started.setdefault("last", threading.Event()).wait(10)
+    begun = time.monotonic()
+    assert cache.build("test", ["k0"]) == set()  # built by the batch's first chunk, not again here
+    assert time.monotonic() - begun < 5 and long_batch.is_alive()
+    cache.gates["last"].set()
+    long_batch.join(10)
+    assert [keys for who, keys in cache.compiles if who == "audit"] == [["k0", "k1"], ["k2", "k3"], ["k4", "last"]]

@@ -11,11 +11,14 @@ So each key has its own lock (a ``flock``ed file, released by the kernel when it
 builder claims the keys nobody holds, builds them, and only then waits for the keys it found
 claimed, building itself any whose builder left no library behind (its compile failed, or it was
 killed). Locks are taken without blocking while others are held, so two builders that want
-overlapping sets cannot deadlock.
+overlapping sets cannot deadlock. A long batch is claimed a chunk at a time and each chunk's locks
+are released as soon as it is compiled: holding all of a four-hundred-kernel batch's keys until the
+last one built made a test that needed one of them wait for the whole batch (minutes in CI).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -32,21 +35,28 @@ def key_lock(root: Path, key: str) -> FileLock:
 
 
 def build_unclaimed(root: Path, keys: Iterable[str], is_built: Callable[[str], bool],
-                    compile_keys: Callable[[list[str]], None], wait_seconds: float = WAIT_SECONDS) -> set[str]:
+                    compile_keys: Callable[[list[str]], None], wait_seconds: float = WAIT_SECONDS,
+                    chunk: int | None = None) -> set[str]:
     """Build the keys that are not built yet, each by exactly one process at a time.
 
     ``is_built(key)``: whether the key's library exists (checked again once its lock is held).
     ``compile_keys(keys)``: compile these keys (in one parallel run); called with their locks held,
     possibly more than once (a second time for keys another builder gave up on).
+    ``chunk``: the most keys claimed (and so held) at once; ``default_chunk()`` by default.
     Returns the keys this call compiled (the others were cached, or built by another process)."""
+    chunk = chunk or default_chunk()
     todo = [k for k in dict.fromkeys(keys) if not is_built(k)]
     compiled: set[str] = set()
     while todo:
         mine: list[str] = []
         held: list[FileLock] = []
         busy: list[str] = []
+        unclaimed: list[str] = []
         try:
-            for key in todo:
+            for i, key in enumerate(todo):
+                if len(mine) == chunk:
+                    unclaimed = todo[i:]
+                    break
                 lock = key_lock(root, key)
                 try:
                     lock.acquire(timeout=0)
@@ -62,9 +72,12 @@ def build_unclaimed(root: Path, keys: Iterable[str], is_built: Callable[[str], b
         finally:
             for lock in held:
                 lock.release()
+        if unclaimed:  # claim the rest (and look at the busy ones again) before waiting for anyone
+            todo = unclaimed + [k for k in busy if not is_built(k)]
+            continue
         if not busy:
             break
-        # Wait for the first claimed key's builder (the rest are usually in the same batch), then
+        # Wait for the first claimed key's builder (the rest are usually in the same chunk), then
         # look at all of them again: built ones are done, abandoned ones are claimed here.
         first = key_lock(root, busy[0])
         try:
@@ -76,3 +89,9 @@ def build_unclaimed(root: Path, keys: Iterable[str], is_built: Callable[[str], b
         first.release()
         todo = [k for k in busy if not is_built(k)]
     return compiled
+
+
+def default_chunk() -> int:
+    """Keys per claim: enough to keep every core compiling, few enough that a process waiting for
+    one of them waits seconds, not the whole batch (an import audit claims hundreds of kernels)."""
+    return max(16, 4 * (os.cpu_count() or 1))

@@ -13,8 +13,9 @@ number to the half dtype first; torch computes in float32 and rounds once).
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
+
+from opgen.spec.dtypes import numpy_dtype
 
 NUMPY, TORCH = "numpy", "torch"
 LIBRARY = {NUMPY: "NumPy", TORCH: "torch"}
@@ -44,4 +45,4 @@ def exact_in_half(value: float, dtype: str) -> bool:
     computing in float32 (torch) give the same result."""
     if dtype == "float16":
         return float(np.float16(value)) == value or value != value
-    return float(np.asarray(value, dtype=ml_dtypes.bfloat16)) == value or value != value
+    return float(np.asarray(value, dtype=numpy_dtype("bfloat16"))) == value or value != value

@@ -39,6 +39,7 @@ from typing import Any, Callable, NoReturn
 
 import numpy as np
 
+from opgen.spec.dtypes import numpy_dtype
 from opgen.spec.model import Overload, Spec
 from opgen.spec.shapes import pool_out_size
 
@@ -373,7 +374,7 @@ def widened(table: dict[str, str]) -> DtypeRule:
     def rule(dtypes: tuple[np.dtype, ...]) -> tuple[np.dtype, np.dtype] | None:
         if len(set(dtypes)) != 1 or dtypes[0].name not in table:
             return None
-        return np.dtype(table[dtypes[0].name]), dtypes[0]
+        return numpy_dtype(table[dtypes[0].name]), dtypes[0]
 
     return rule
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from opgen.spec.dtypes import numpy_dtype
 from opgen.spec.model import load_spec
 from opgen.verify.executor import Executor, ExecutorDied, Placed, ProtocolViolation, poison
 from opgen.verify.harness import death_verdict
@@ -93,7 +94,7 @@ class _LoadError(Exception):
 
 def _placed(spec: dict[str, Any], buffers: Any) -> Placed:
     buffer = np.ascontiguousarray(buffers[spec["buffer"]], dtype=np.uint8)
-    return Placed(buffer, int(spec["offset"]), tuple(spec["shape"]), tuple(spec["strides"]), np.dtype(spec["dtype"]))
+    return Placed(buffer, int(spec["offset"]), tuple(spec["shape"]), tuple(spec["strides"]), numpy_dtype(spec["dtype"]))
 
 
 def _call(kernels: _Kernels, call: dict[str, Any], work: Path, timeout: float) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def _call(kernels: _Kernels, call: dict[str, Any], work: Path, timeout: float) -
                for k, e in enumerate(v)]  # a list of tensors: every element checked as an input
     wanted = call.get("out")
     # one out array, or (a tuple result) a list of them, each prefilled with the dtype's sentinel
-    outs = [poison(tuple(o["shape"]), np.dtype(o["dtype"])) for o in (wanted if isinstance(wanted, list) else [wanted])] \
+    outs = [poison(tuple(o["shape"]), numpy_dtype(o["dtype"])) for o in (wanted if isinstance(wanted, list) else [wanted])] \
         if wanted else []
     out = tuple(outs) if isinstance(wanted, list) else outs[0] if outs else None
     started = time.monotonic()

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from opgen.errors import OpgenError
+from opgen.spec.dtypes import numpy_dtype
 from opgen.spec.introspect import Introspected, Loop, introspect, signature_of
 from opgen.spec.model import Spec, load_all, load_spec
 from opgen.spec.names import spec_named
@@ -134,7 +135,7 @@ def _plan_overload(intro: Introspected, loop: Loop, d: Draft) -> Planned:
     axis = next((q for q in intro.params if q.kind == "axis"), None)
     for q in intro.params:
         if q.kind == "tensor":
-            _plan_tensor(intro, loop, q.name, np.dtype(dts[q.name]), axis is not None, p, d)
+            _plan_tensor(intro, loop, q.name, numpy_dtype(dts[q.name]), axis is not None, p, d)
         elif q.kind == "axis":
             p.domain[q.name] = {"axis_of": intro.tensors[0].name}
             p.domain.setdefault(intro.tensors[0].name, {})["min_dims"] = 1
@@ -267,7 +268,7 @@ def _dense(intro: Introspected, p: Planned) -> dict[str, Any]:
     n = 2 * DENSE_POINTS + EDGE_POINTS * 2
     out: dict[str, Any] = {}
     for q, dt_name in zip(intro.tensors, p.loop.inputs):
-        dt = np.dtype(dt_name)
+        dt = numpy_dtype(dt_name)
         dom = p.domain.get(q.name, {})
         if dt.kind != "f":
             info = np.iinfo(dt)

@@ -26,6 +26,7 @@ import numpy as np
 
 from opgen.errors import OpgenError
 from opgen.references import call_reference, resolve
+from opgen.spec.dtypes import numpy_dtype
 
 # The dtypes a draft offers overloads for (opgen.spec.dtypes knows more; these are the ones shipped
 # specs use); a bool result is kept too (comparisons, isnan).
@@ -102,7 +103,7 @@ def _ufunc(name: str, fn: np.ufunc) -> Introspected:
     for t in fn.types:
         ins, out = t.split("->")
         try:
-            names = [np.dtype(c).name for c in ins] + [np.dtype(out).name]
+            names = [numpy_dtype(c).name for c in ins] + [numpy_dtype(out).name]
         except TypeError:
             left.add(t)
             continue

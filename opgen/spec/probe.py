@@ -33,7 +33,7 @@ import numpy as np
 
 from opgen.errors import OpgenError
 from opgen.references import call_reference
-from opgen.spec.dtypes import DTYPES
+from opgen.spec.dtypes import DTYPES, numpy_dtype
 from opgen.spec.introspect import Introspected, Loop, signature_of
 from opgen.spec.lint import draw_examples
 from opgen.spec.model import Overload, Spec
@@ -163,7 +163,7 @@ def edges(intro: Introspected, loop: Loop, name: str) -> tuple[Edges, float]:
     """The natural domain and the edges of one float argument (see the module docstring), and the value
     the other arguments were held at (1, or 2 where the result does not change with this one at 1:
     power(1, x) is 1 for every x)."""
-    dt = np.dtype(dict(zip([p.name for p in intro.tensors], loop.inputs))[name])
+    dt = numpy_dtype(dict(zip([p.name for p in intro.tensors], loop.inputs))[name])
     grid = _grid(dt)
     for typical in (1.0, 2.0) if len(intro.tensors) > 1 else (1.0,):
         y = _one_at_a_time(intro, loop, name, grid, typical).astype(np.float64).reshape(-1)
@@ -233,7 +233,7 @@ class Specials:
 def specials(intro: Introspected, loop: Loop, name: str, typical: float, elementwise: bool = True) -> Specials:
     """Which special values to plant; ``elementwise`` False (an op along an axis): the scalar and vectorised
     paths are not compared, an element's result depends on its neighbours."""
-    dt = np.dtype(dict(zip([p.name for p in intro.tensors], loop.inputs))[name])
+    dt = numpy_dtype(dict(zip([p.name for p in intro.tensors], loop.inputs))[name])
     found = Specials()
     spec_like = Spec.model_validate(_probe_spec(intro, loop))
     o = spec_like.overloads[0]
@@ -307,7 +307,7 @@ def errors(intro: Introspected, loop: Loop) -> Errors:
     probes.append(("empty tensors", {n: np.ones(0, dtype=d) for n, d in dts.items()}))
     probes.append(("0-d tensors", {n: np.ones((), dtype=d) for n, d in dts.items()}))
     for n, d in dts.items():
-        dt = np.dtype(d)
+        dt = numpy_dtype(d)
         if dt.kind == "f":
             info = np.finfo(dt)
             values = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, float(info.max), -float(info.max)]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from opgen.spec.dtypes import floating
+from opgen.spec.dtypes import floating, numpy_dtype
 from opgen.references import call_reference
 from opgen.spec.model import Overload, Spec
 from opgen.verify.compare import is_array_list
@@ -79,7 +79,7 @@ class WideRoute:
         except Exception as exc:  # noqa: BLE001 - any failure of the wider route means "no wider value here"
             raise Unavailable(f"the reference on {self.name} inputs raised {type(exc).__name__}: {exc}") from None
         wide = np.asarray(result)
-        narrow = np.dtype(self.result_dtype)
+        narrow = numpy_dtype(self.result_dtype)
         if wide.dtype.kind != "f" or wide.dtype.itemsize <= narrow.itemsize:
             raise Unavailable(f"the reference returns {wide.dtype} on {self.name} inputs, no wider than {narrow}")
         return wide
@@ -95,7 +95,7 @@ class WideRoute:
         if self.name == "mpmath":
             return float(wide)
         with np.errstate(over="ignore", invalid="ignore"):  # beyond the result dtype's range: inf, as it should
-            r = np.asarray(wide).astype(np.dtype(self.result_dtype))
+            r = np.asarray(wide).astype(numpy_dtype(self.result_dtype))
         if self.name != "longdouble" or ref is None:
             return r
         return _settle_ties(np.asarray(wide), r, np.asarray(ref))
@@ -113,7 +113,7 @@ class WideRoute:
 
     def near_overflow(self, wide: Any) -> Any:
         """Where the wider value sits within a few ulps of the result dtype's largest finite value."""
-        info = np.finfo(np.dtype(self.result_dtype) if self.name != "mpmath" else np.float64)
+        info = np.finfo(numpy_dtype(self.result_dtype) if self.name != "mpmath" else np.float64)
         edge = float(info.max) * (1 - OVERFLOW_EDGE_ULPS * float(info.eps))
         if self.name == "mpmath":
             return abs(float(wide)) >= edge if _finite_mp(wide) else False
@@ -176,7 +176,7 @@ def combine(route: WideRoute, ref: Any, rounded: Any) -> Any:
         if not (isinstance(ref, float) and np.isfinite(ref) and np.isfinite(rounded)) or rounded == ref:
             return ref
         return rounded
-    ref_a = np.asarray(ref, dtype=np.dtype(route.result_dtype))
+    ref_a = np.asarray(ref, dtype=numpy_dtype(route.result_dtype))
     r = np.asarray(rounded, dtype=ref_a.dtype)
     if r.shape != ref_a.shape:
         return ref_a
@@ -195,7 +195,7 @@ def _widen(route: str, t: Any, v: Any) -> Any:
         return [_widen(route, t, e) for e in v]
     if isinstance(v, np.ndarray) and floating(v.dtype):
         target = np.float64 if route == "float64" else np.longdouble
-        if v.dtype.itemsize < np.dtype(target).itemsize:
+        if v.dtype.itemsize < numpy_dtype(target).itemsize:
             return v.astype(target)
     return v
 

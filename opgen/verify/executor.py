@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from opgen.verify.ffi import Kernel, KernelError
-from opgen.spec.dtypes import floating
+from opgen.spec.dtypes import floating, numpy_dtype
 from opgen.spec.nativetypes import Signature
 from opgen.verify import sandbox
 
@@ -375,7 +375,7 @@ def _received(a: dict[str, Any], blob: bytes, buffers: list[np.ndarray]) -> np.n
     buf = np.empty(int(a["nbytes"]), np.uint8) if a.get("tight") else aligned_bytes(int(a["nbytes"]))
     buf[:] = np.frombuffer(blob, dtype=np.uint8)
     buffers.append(buf)
-    return view_into(buf, int(a["offset"]), a["shape"], a["strides"], np.dtype(a["dtype"]))
+    return view_into(buf, int(a["offset"]), a["shape"], a["strides"], numpy_dtype(a["dtype"]))
 
 
 def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature, directory: Path,
@@ -414,7 +414,7 @@ def _serve(req_fd: int, resp_fd: int, library: str, symbol: str, sig: Signature,
                 values.append(a["value"])
         outs = []
         for o in request["out"] or ():  # prefilled by the runner (NaN, garbage, zeros, an earlier result, random bits)
-            dtype = np.dtype(o["dtype"])
+            dtype = numpy_dtype(o["dtype"])
             shape = tuple(o["shape"])
             arr = np.empty(shape, dtype)  # exactly its size: a write past its end is a heap overflow ASan sees
             arr.reshape(-1).view(np.uint8)[:] = np.frombuffer(next(blob), dtype=np.uint8)
