@@ -5,6 +5,7 @@ server."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 import subprocess
@@ -151,10 +152,35 @@ extern "C" __attribute__((visibility("default"))) int64_t NAME(int64_t x) { retu
                "b.cpp": unit.replace("ADD", "100").replace("NAME", "second")}
     (result,) = build([BuildJob(name="sealed-test", sources=sources, sealed=(("a.cpp",), ("b.cpp",)))])
     assert result.ok, result.diagnostics
-    import ctypes
-
     lib = ctypes.CDLL(str(result.library))
     assert (lib.first(5), lib.second(5)) == (12, 210)
+
+
+def test_a_kernel_linked_into_several_libraries_is_compiled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sealed unit (a kernel and its shim) is built once per cache and linked by every library
+    that holds it; a unit that does not compile fails only the libraries that link it, with its
+    diagnostics."""
+    monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    kernel = ('extern "C" __attribute__((visibility("default"))) long long twice(long long x) { return 2 * x; }\n')
+    broken = 'extern "C" long long broken(long long x) { return x +; }\n'
+
+    def library(name: str, body: str, unit: str = kernel) -> BuildJob:
+        own = f'extern "C" long long twice(long long);\nextern "C" __attribute__((visibility("default"))) long long {name}(long long x) {{ {body} }}\n'
+        return BuildJob(name=name, sources={"own.cpp": own, "k.cpp": unit}, sealed=(("k.cpp",),))
+
+    first, second = build([library("plus_one", "return twice(x) + 1;")])[0], None
+    assert first.ok and not first.cached, first.diagnostics
+    units = [p.parent.name for p in (tmp_path / "cache" / "build").glob("*/sealed.o")]
+    assert len(units) == 1
+    unit_object = tmp_path / "cache" / "build" / units[0] / "k.cpp.o"
+    compiled_at = unit_object.stat().st_mtime_ns
+    second, failing = build([library("minus_one", "return twice(x) - 1;"), library("other", "return 0;", broken)])
+    assert second.ok and not second.cached, second.diagnostics
+    assert unit_object.stat().st_mtime_ns == compiled_at  # linked, not compiled again
+    assert not (second.directory / "k.cpp.o").exists()
+    assert len(list((tmp_path / "cache" / "build").glob("*/sealed.o"))) == 1  # the broken unit sealed nothing
+    assert not failing.ok and failing.library is None and "error" in failing.diagnostics
+    assert (ctypes.CDLL(str(first.library)).plus_one(5), ctypes.CDLL(str(second.library)).minus_one(5)) == (11, 9)
 
 
 def test_synthesize_missing_admits_the_op_through_the_provider_and_goes_on(tmp_path: Path) -> None:

@@ -147,6 +147,45 @@ class BuildJob:
         return h.hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class SealedUnit:
+    """One sealed group of a job, built once per cache and linked by every library that holds it.
+
+    The compiler links the same admitted kernels into many libraries (every compiled function that
+    adds two ints links operator.add's kernel and shim): built in each library's own directory, each
+    library compiled them again. A unit's key covers what its objects depend on (the members' text,
+    the job's headers, which a member may include, the compile flags, the toolchain and the runtime
+    headers), so a kernel is compiled and sealed once per machine, whichever library needs it first."""
+
+    members: tuple[str, ...]
+    sources: tuple[tuple[str, str], ...]  # (name, text): the members and the job's headers
+    flags: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        h = hashlib.sha256(b"sealed-unit\0")
+        tc = toolchain()
+        h.update(json.dumps([tc["cxx_version"], tc["isa"], list(self.flags), list(self.members)]).encode())
+        h.update(_runtime_headers_digest())
+        for name, text in self.sources:
+            h.update(name.encode() + b"\0" + text.encode() + b"\0")
+        return h.hexdigest()[:32]
+
+
+@functools.cache
+def _runtime_headers_digest() -> bytes:
+    h = hashlib.sha256()
+    for header in sorted(RUNTIME.glob("*.h*")):
+        h.update(header.name.encode() + b"\0" + header.read_bytes())
+    return h.digest()
+
+
+def sealed_units(job: BuildJob) -> list[SealedUnit]:
+    headers = sorted((n, t) for n, t in job.sources.items() if not n.endswith((".cpp", ".cc")))
+    return [SealedUnit(members=tuple(group), sources=tuple(sorted([*headers, *((n, job.sources[n]) for n in group)])),
+                       flags=tuple(job.flags)) for group in job.sealed]
+
+
 def sanitizer_job(job: BuildJob) -> BuildJob:
     """The same candidate built with ASan + UBSan (its own cache key)."""
     return BuildJob(name=f"{job.name}-asan-ubsan", sources=job.sources, threads=job.threads,
@@ -260,33 +299,59 @@ _INSPECTED: dict[tuple[str, int, int], ObjectInfo] = {}
 
 
 def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildResult]:
-    """Build every job (skipping cached ones) in one ninja run; results in job order."""
+    """Build every job (skipping cached ones) in one ninja run; results in job order.
+
+    Sealed groups are built first, each as a shared unit (``SealedUnit``) of its own key; then the
+    libraries, which link the units' objects. A library whose unit did not compile is not linked:
+    its result carries the unit's diagnostics."""
     started = time.monotonic()
     root = cache_root() / "build"
     root.mkdir(parents=True, exist_ok=True)
     by_key = {}
     for job in jobs:
         by_key.setdefault(job.key, job)  # an equal job builds once (ninja rejects two rules for one output)
+    units_of = {key: sealed_units(job) for key, job in by_key.items()}
+    # Units only for the libraries not built yet: a cached library needs none of its objects.
+    units = {u.key: u for key, us in units_of.items() if not (root / key / "lib.so").exists() for u in us}
+
+    def compile_units(keys: list[str]) -> None:
+        for key in keys:
+            out_dir = root / key
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in units[key].sources:
+                _write_if_changed(out_dir / name, text)
+        run_ninja(root, _unit_ninja_text([(k, units[k]) for k in keys], root), parallel)
+
+    def unit_built(key: str) -> bool:
+        return (root / key / "sealed.o").exists()
+
+    # Each key is compiled by one process at a time (opgen.build.claims); other keys build beside it.
+    build_unclaimed(root, units, unit_built, compile_units)
+    linkable = {key for key in by_key
+                if (root / key / "lib.so").exists() or all(unit_built(u.key) for u in units_of[key])}
 
     def compile_keys(keys: list[str]) -> None:
         pending = [by_key[k] for k in keys]
         for job in pending:
             out_dir = root / job.key
             out_dir.mkdir(parents=True, exist_ok=True)
+            members = {name for group in job.sealed for name in group}
             for name, text in job.sources.items():
-                _write_if_changed(out_dir / name, text)
+                if name not in members:
+                    _write_if_changed(out_dir / name, text)
         run_ninja(root, _ninja_text(pending, root), parallel)
 
-    # Each key is compiled by one process at a time (opgen.build.claims); other keys build beside it.
-    built_here = build_unclaimed(root, by_key, lambda key: (root / key / "lib.so").exists(), compile_keys)
+    built_here = build_unclaimed(root, [k for k in by_key if k in linkable],
+                                 lambda key: (root / key / "lib.so").exists(), compile_keys)
     elapsed = time.monotonic() - started
     results = []
     for job in jobs:
         out_dir = root / job.key
         lib = out_dir / "lib.so"
-        diagnostics = "".join(
-            p.read_text(errors="replace") for p in sorted(out_dir.glob("*.log")) if p.stat().st_size
-        )
+        logs = [(out_dir, p) for p in sorted(out_dir.glob("*.log"))]
+        if not lib.exists():  # a unit's diagnostics say why it did not link
+            logs += [(root / u.key, p) for u in units_of[job.key] for p in sorted((root / u.key).glob("*.log"))]
+        diagnostics = "".join(trim_paths(p.read_text(errors="replace"), d) for d, p in logs if p.stat().st_size)
         results.append(BuildResult(
             job=job, ok=lib.exists(), library=lib if lib.exists() else None,
             diagnostics=trim_diagnostics(diagnostics, out_dir), cached=job.key not in built_here,
@@ -305,51 +370,72 @@ def run_ninja(root: Path, text: str, parallel: int | None = None) -> None:
                        cwd=root, capture_output=True, text=True)
 
 
-def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
-    tc = toolchain()
+_RULES = [
+    "rule cxx",
+    "  command = {cxx} $flags -I{runtime} -c $in -o $out 2> $out.log || (rm -f $out; exit 1)",
+    "  description = CXX $in",
+    "rule link",
+    "  command = {cxx} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
+    "  description = LINK $out",
+    # Sealing drops the COMDAT groups, so what the groups deduplicated (the C++ library's
+    # inline templates and their static data, default visibility, identical in every
+    # unit) would become duplicate strong definitions: every global symbol the unit
+    # defines is made weak. Undefined references stay strong, so -z defs still checks them.
+    "rule seal",
+    "  command = {cxx} -r -nostdlib $in -o $out.r 2> $out.log"
+    " && nm -P -g --defined-only $out.r | cut -d' ' -f1 > $out.weak"
+    " && objcopy --localize-hidden --remove-section=.group --weaken-symbols=$out.weak $out.r $out 2>> $out.log;"
+    " rm -f $out.r $out.weak; test -f $out",
+    "  description = SEAL $out",
+]
+
+
+def _rules() -> list[str]:
     # Each compile writes its diagnostics next to its object so the repair loop can
     # hand the LLM exactly its own errors; a failed compile leaves no object behind.
-    lines = [
-        "rule cxx",
-        f"  command = {tc['cxx']} $flags -I{RUNTIME} -c $in -o $out 2> $out.log || (rm -f $out; exit 1)",
-        "  description = CXX $in",
-        "rule link",
-        f"  command = {tc['cxx']} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
-        "  description = LINK $out",
-        # Sealing drops the COMDAT groups, so what the groups deduplicated (the C++ library's
-        # inline templates and their static data, default visibility, identical in every
-        # unit) would become duplicate strong definitions: every global symbol the unit
-        # defines is made weak. Undefined references stay strong, so -z defs still checks them.
-        "rule seal",
-        f"  command = {tc['cxx']} -r -nostdlib $in -o $out.r 2> $out.log"
-        " && nm -P -g --defined-only $out.r | cut -d' ' -f1 > $out.weak"
-        " && objcopy --localize-hidden --remove-section=.group --weaken-symbols=$out.weak $out.r $out 2>> $out.log;"
-        " rm -f $out.r $out.weak; test -f $out",
-        "  description = SEAL $out",
-    ]
+    return [line.format(cxx=toolchain()["cxx"], runtime=RUNTIME) for line in _RULES]
+
+
+def _unit_ninja_text(units: list[tuple[str, SealedUnit]], root: Path) -> str:
+    """Each unit's members compiled in the unit's directory and sealed into its ``sealed.o``."""
+    lines = _rules()
+    for key, unit in units:
+        d = root / key
+        members = []
+        for name in unit.members:
+            obj = d / (name + ".o")
+            members.append(str(obj))
+            lines += [f"build {obj}: cxx {d / name}", f"  flags = {' '.join(unit.flags)}"]
+        lines.append(f"build {d / 'sealed.o'}: seal {' '.join(members)}")
+    return "\n".join(lines) + "\n"
+
+
+def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
+    """Each library: its own sources compiled in its directory, linked with its units' objects."""
+    lines = _rules()
     for job in jobs:
         d = root / job.key
         flags = " ".join(job.flags)
+        members = {name for group in job.sealed for name in group}
         objs = []
         for name in sorted(job.sources):
-            if not name.endswith((".cpp", ".cc")):
+            if not name.endswith((".cpp", ".cc")) or name in members:
                 continue
             obj = d / (name + ".o")
             objs.append(str(obj))
             lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
-        for i, group in enumerate(job.sealed):
-            members = [str(d / (name + ".o")) for name in group]
-            objs = [o for o in objs if o not in members]
-            sealed_obj = str(d / f"sealed-{i}.o")
-            objs.append(sealed_obj)
-            lines.append(f"build {sealed_obj}: seal {' '.join(members)}")
+        objs += [str(root / unit.key / "sealed.o") for unit in sealed_units(job)]
         lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {' '.join(job.link_flags)}"]
     return "\n".join(lines) + "\n"
 
 
+def trim_paths(text: str, build_dir: Path) -> str:
+    return text.replace(str(build_dir) + "/", "")
+
+
 def trim_diagnostics(text: str, build_dir: Path) -> str:
     """Compiler output an LLM can use: build paths removed, errors first, bounded."""
-    text = text.replace(str(build_dir) + "/", "")
+    text = trim_paths(text, build_dir)
     errors = [line for line in text.splitlines() if "error" in line]
     body = text if len(text) <= DIAGNOSTIC_LIMIT else "\n".join(errors)[:DIAGNOSTIC_LIMIT]
     return body.strip()
