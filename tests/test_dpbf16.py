@@ -115,7 +115,7 @@ def _assert_within_tolerance(got: np.ndarray, x: np.ndarray, y: np.ndarray, bias
     assert excess.max(initial=-1.0) <= 0, f"{int((excess > 0).sum())} results outside the tolerance"
 
 
-# (m, k, n): one tile; odd k; tiles cut by m and n; k over one block (768) with an odd tail; one row
+# (m, k, n): one tile; odd k; tiles cut by m and n; k over one block (KC = 1536) with an odd tail; one row
 SHAPES = [(12, 32, 32), (5, 7, 3), (37, 129, 70), (25, 1601, 45), (1, 9, 1)]
 
 
