@@ -50,7 +50,7 @@ constexpr int NR = NV * VL;
 typedef float vec __attribute__((vector_size(kVecBytes)));
 typedef uint32_t pairs __attribute__((vector_size(kVecBytes)));  // VL pairs, even k in the low half
 
-constexpr int64_t KC = 768;                  // depth of a packed block (even: blocks start on a pair)
+constexpr int64_t KC = 1536;                 // depth of a packed block (even: blocks start on a pair)
 constexpr int64_t NC = 1024;                 // columns per packed block of b (a multiple of NR)
 constexpr double kThreadFlops = 2.0e6;       // below this one thread is faster
 
