@@ -32,39 +32,13 @@ import torch  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ROOT / "answers" / "cpp"
 
-EXPORTS = """
+# The C entry points (shared with tests/test_dpbf16.py): the unit includes the answer first.
+UNIT = """
 #include "{answer}"
-namespace {{
-opgen::Tensor view(void* p, int nd, int64_t* shape, int64_t* strides) {{
-  opgen_tensor raw{{}};
-  raw.data = p;
-  raw.device = opgen_device{{1, 0}};
-  raw.ndim = nd;
-  raw.dtype = opgen_dtype{{4, 16, 1}};  // kDLBfloat
-  raw.shape = shape;
-  raw.strides = strides;
-  return opgen::Tensor(raw);
-}}
-}}  // namespace
-{entry}
+#define OPGEN_EXPORT_{export}
+#include "{exports}"
 """
-
-MATMUL = """
-extern "C" void run(void* a, void* b, void* bias, void* out, int64_t m, int64_t k, int64_t n) {
-  (void)bias;
-  int64_t sa[2] = {m, k}, sb[2] = {k, n}, so[2] = {m, n};
-  opgen::Tensor o = view(out, 2, so, nullptr);
-  opgen::kernels::operator_matmul__bf16(view(a, 2, sa, nullptr), view(b, 2, sb, nullptr), o);
-}
-"""
-
-LINEAR = """
-extern "C" void run(void* x, void* w, void* bias, void* out, int64_t m, int64_t k, int64_t n) {
-  int64_t sx[2] = {m, k}, sw[3] = {m, n, k}, tw[3] = {0, k, 1}, sb[2] = {m, n}, tb[2] = {0, 1}, so[2] = {m, n};
-  opgen::Tensor o = view(out, 2, so, nullptr);
-  opgen::kernels::torch_nn_functional_linear__bf16_bias(view(x, 2, sx, nullptr), view(w, 3, sw, tw), view(bias, 2, sb, tb), o);
-}
-"""
+EXPORTS = Path(__file__).parent / "bf16_gemm_exports.hpp"
 
 # (op, m, k, n): the specs' bf16 bench shapes, linear's batch shapes flattened to rows
 CASES = [("matmul", 1024, 1024, 1024), ("matmul", 640, 384, 1536), ("matmul", 640, 1536, 384),
@@ -77,12 +51,15 @@ ANSWER = {("matmul", "plain"): "operator.matmul__bf16.cpp", ("matmul", "dpbf16")
 
 def build(work: Path, op: str, variant: str) -> ctypes.CDLL:
     unit = work / f"{op}-{variant}.cpp"
-    unit.write_text(EXPORTS.format(answer=ANSWERS / ANSWER[op, variant], entry=MATMUL if op == "matmul" else LINEAR))
+    unit.write_text(UNIT.format(answer=ANSWERS / ANSWER[op, variant], export=op.upper(), exports=EXPORTS))
     library = unit.with_suffix(".so")
     subprocess.run(["g++", "-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fopenmp",
                     f"-I{ROOT / 'opgen' / 'runtime'}", str(unit), "-o", str(library)], check=True)
     lib = ctypes.CDLL(str(library))
-    lib.run.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3
+    if op == "matmul":
+        lib.bf16_matmul.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 2 + [ctypes.c_void_p] + [ctypes.c_int64] * 3
+    else:
+        lib.bf16_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3
     return lib
 
 
@@ -110,11 +87,16 @@ def main() -> int:
             out = np.zeros((m, n), ml_dtypes.bfloat16)
             tx, ty, tb = (torch.from_numpy(v.view(np.int16)).view(torch.bfloat16) for v in (x, y, bias))
             reference = (lambda: tx @ ty) if op == "matmul" else (lambda: torch.nn.functional.linear(tx, ty, tb))
-            args_ = (x.ctypes.data, y.ctypes.data, bias.ctypes.data, out.ctypes.data, m, k, n)
+            pointers = (x.ctypes.data, y.ctypes.data, bias.ctypes.data, out.ctypes.data)
             times: dict[str, list[float]] = {"torch": [], "dpbf16": [], "plain": []}
             for _ in range(args.rounds):
-                times["plain"].append(cpu_ms(lambda: libs[op, "plain"].run(*args_)))
-                times["dpbf16"].append(cpu_ms(lambda: libs[op, "dpbf16"].run(*args_)))
+                for variant in ("plain", "dpbf16"):
+                    lib = libs[op, variant]
+                    if op == "matmul":
+                        call = lambda: lib.bf16_matmul(pointers[0], pointers[1], n, 1, pointers[3], m, k, n)  # noqa: E731
+                    else:
+                        call = lambda: lib.bf16_linear(*pointers, m, k, n)  # noqa: E731
+                    times[variant].append(cpu_ms(call))
                 times["torch"].append(cpu_ms(reference))
             med = {name: statistics.median(t) for name, t in times.items()}
             print(f"| {op} | {m} x {k} -> {n} | {med['torch']:.3f} | {med['dpbf16']:.3f} | {med['plain']:.3f} | "

@@ -27,47 +27,20 @@ ANSWERS = ROOT / "answers" / "cpp"
 # The specs' bfloat16 tolerance for matmul and linear (specs/operator/matmul.yaml, bf16).
 RTOL, RTOL_PER_TERM, ATOL = 0.0078175, 6.0e-08, 1.0e-30
 
-VIEW = """
+# The C entry points (shared with benchmarks/bf16_gemm_cpu_time.py): the unit includes the answer first.
+UNIT = """
 #include "{answer}"
-namespace {{
-opgen::Tensor view(void* p, int nd, int64_t* shape, int64_t* strides) {{
-  opgen_tensor raw{{}};
-  raw.data = p;
-  raw.device = opgen_device{{1, 0}};
-  raw.ndim = nd;
-  raw.dtype = opgen_dtype{{4, 16, 1}};  // kDLBfloat
-  raw.shape = shape;
-  raw.strides = strides;
-  return opgen::Tensor(raw);
-}}
-}}  // namespace
+#define OPGEN_EXPORT_{export}
+#include "{exports}"
 """
-
-MATMUL_EXPORT = """
-// a (m, k) row-major; b (k, n) with strides (sbk, sbn) in elements; out (m, n).
-extern "C" void test_matmul(void* a, void* b, int64_t sbk, int64_t sbn, void* out, int64_t m, int64_t k, int64_t n) {{
-  int64_t sa[2] = {{m, k}}, sb[2] = {{k, n}}, stb[2] = {{sbk, sbn}}, so[2] = {{m, n}};
-  opgen::Tensor out_t = view(out, 2, so, nullptr);
-  opgen::kernels::operator_matmul__bf16(view(a, 2, sa, nullptr), view(b, 2, sb, stb), out_t);
-}}
-"""
-
-LINEAR_EXPORT = """
-// x (m, k), weight (n, k), bias (n,), all row-major, presented as the shim presents them.
-extern "C" void test_linear(void* x, void* w, void* bias, void* out, int64_t m, int64_t k, int64_t n) {{
-  int64_t sx[2] = {{m, k}}, sw[3] = {{m, n, k}}, tw[3] = {{0, k, 1}}, sb[2] = {{m, n}}, tb[2] = {{0, 1}}, so[2] = {{m, n}};
-  opgen::Tensor out_t = view(out, 2, so, nullptr);
-  opgen::kernels::torch_nn_functional_linear__bf16_bias(view(x, 2, sx, nullptr), view(w, 3, sw, tw),
-                                                        view(bias, 2, sb, tb), out_t);
-}}
-"""
+EXPORTS = ROOT / "benchmarks" / "bf16_gemm_exports.hpp"
 
 PATHS = {"native": ["-march=native"], "portable": ["-march=native", "-mno-avx512bf16"]}
 
 
-def _build(work: Path, answer: str, exports: str, flags: list[str]) -> ctypes.CDLL:
+def _build(work: Path, answer: str, export: str, flags: list[str]) -> ctypes.CDLL:
     unit = work / "unit.cpp"
-    unit.write_text(VIEW.format(answer=ANSWERS / answer) + exports)
+    unit.write_text(UNIT.format(answer=ANSWERS / answer, export=export, exports=EXPORTS))
     library = work / "kernel.so"
     subprocess.run(["g++", "-std=c++17", "-O2", *flags, "-fPIC", "-shared", "-fopenmp",
                     f"-I{ROOT / 'opgen' / 'runtime'}", str(unit), "-o", str(library)],
@@ -77,9 +50,9 @@ def _build(work: Path, answer: str, exports: str, flags: list[str]) -> ctypes.CD
 
 @pytest.fixture(scope="module", params=sorted(PATHS))
 def matmul(request, tmp_path_factory):
-    lib = _build(tmp_path_factory.mktemp(f"matmul-{request.param}"), "operator.matmul__bf16@dpbf16.cpp", MATMUL_EXPORT.format(),
+    lib = _build(tmp_path_factory.mktemp(f"matmul-{request.param}"), "operator.matmul__bf16@dpbf16.cpp", "MATMUL",
                  PATHS[request.param])
-    lib.test_matmul.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+    lib.bf16_matmul.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
     return lib
 
@@ -87,8 +60,8 @@ def matmul(request, tmp_path_factory):
 @pytest.fixture(scope="module", params=sorted(PATHS))
 def linear(request, tmp_path_factory):
     lib = _build(tmp_path_factory.mktemp(f"linear-{request.param}"), "torch.nn.functional.linear__bf16_bias@dpbf16.cpp",
-                 LINEAR_EXPORT.format(), PATHS[request.param])
-    lib.test_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3
+                 "LINEAR", PATHS[request.param])
+    lib.bf16_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3
     return lib
 
 
@@ -124,7 +97,7 @@ def test_matmul_matches_float64_within_the_bf16_tolerance(matmul, m, k, n):
     rng = np.random.default_rng(m * 10007 + k * 101 + n)
     a, b = _draw(rng, (m, k)), _draw(rng, (k, n))
     out = np.zeros((m, n), ml_dtypes.bfloat16)
-    matmul.test_matmul(a.ctypes.data, b.ctypes.data, n, 1, out.ctypes.data, m, k, n)
+    matmul.bf16_matmul(a.ctypes.data, b.ctypes.data, n, 1, out.ctypes.data, m, k, n)
     _assert_within_tolerance(out, a, b)
 
 
@@ -133,7 +106,7 @@ def test_matmul_reads_a_transposed_b(matmul):
     m, k, n = 30, 101, 50
     a, bt = _draw(rng, (m, k)), _draw(rng, (n, k))  # b = bt.T: strides (1, k)
     out = np.zeros((m, n), ml_dtypes.bfloat16)
-    matmul.test_matmul(a.ctypes.data, bt.ctypes.data, 1, k, out.ctypes.data, m, k, n)
+    matmul.bf16_matmul(a.ctypes.data, bt.ctypes.data, 1, k, out.ctypes.data, m, k, n)
     _assert_within_tolerance(out, a, bt.T)
 
 
@@ -146,7 +119,7 @@ def test_matmul_nan_and_subnormal_inputs(matmul):
     tiny = np.array([1e-39, -3e-40], ml_dtypes.bfloat16)  # bfloat16 subnormals
     a[7, :] = tiny[rng.integers(0, 2, k)]
     out = np.zeros((m, n), ml_dtypes.bfloat16)
-    matmul.test_matmul(a.ctypes.data, b.ctypes.data, n, 1, out.ctypes.data, m, k, n)
+    matmul.bf16_matmul(a.ctypes.data, b.ctypes.data, n, 1, out.ctypes.data, m, k, n)
     _assert_within_tolerance(out, a, b)
 
 
@@ -156,7 +129,7 @@ def test_linear_matches_float64_within_the_bf16_tolerance(linear, m, k, n):
     x, w, bias = _draw(rng, (m, k)), _draw(rng, (n, k)), _draw(rng, (n,))
     bias[n // 2] = np.inf
     out = np.zeros((m, n), ml_dtypes.bfloat16)
-    linear.test_linear(x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data, m, k, n)
+    linear.bf16_linear(x.ctypes.data, w.ctypes.data, bias.ctypes.data, out.ctypes.data, m, k, n)
     _assert_within_tolerance(out, x, w.T, bias)
 
 
