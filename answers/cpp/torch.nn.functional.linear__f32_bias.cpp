@@ -19,7 +19,10 @@
 //     the product there. When W is a transposed view of a (k, n) matrix (a caller that laid its
 //     weights out once as W^T, as ONNX Runtime prepacks them), the micro-kernel reads each NR-wide
 //     column panel of W^T in place, rows n apart (only x, a few KiB, is packed): the same outer
-//     products as the packed path, without copying the weights on every call. Otherwise each
+//     products as the packed path, without copying the weights on every call; the next panel is
+//     prefetched while one is used, since weights read once per call come from memory, not
+//     cache (one thread, a MiniLM pass of 24 layers at 20 rows: 13.5 ms with dot products,
+//     13.7 in place, 10.2 in place with the prefetch). Otherwise each
 //     RI x RJ tile of out is RI x RJ dot products along k, x's rows and W's rows read in place
 //     (both contiguous in k), W's RJ rows staying in L1 while every row of x passes them, and a
 //     horizontal sum per tile. Threads split the columns.
@@ -76,17 +79,22 @@ inline vec loadv(const T* p) {
 inline void storev(T* p, vec v) { std::memcpy(p, &v, sizeof v); }
 
 // acc = A (MR x kc, packed p-major) * B (kc x NR, rows ldb apart: NR when packed, n when read in
-// place from a transposed weight); then, for the top-left mr x nr
+// place from a transposed weight), while the next panel read in place (pf, rows ldb apart, its
+// first pf_rows rows; none when null) is prefetched row by row: weights streamed from memory
+// once per call arrive in cache a panel ahead of their use; then, for the top-left mr x nr
 // of the tile at C (rows ldc apart): C = acc, or C += acc when `accumulate`; and when `bias` is
 // given (the last block), + bias[j] after the sum.
 void micro_kernel(int64_t kc, const T* __restrict A, const T* __restrict B, int64_t ldb, T* __restrict C,
-                  int64_t ldc, bool accumulate, const T* __restrict bias, int mr, int nr) {
+                  int64_t ldc, bool accumulate, const T* __restrict bias, int mr, int nr, const T* pf = nullptr,
+                  int64_t pf_rows = 0) {
   vec acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = vec{};
   for (int64_t p = 0; p < kc; ++p) {
     vec b[NV];
     for (int v = 0; v < NV; ++v) b[v] = loadv(B + v * VL);
+    if (pf && p < pf_rows)
+      for (int v = 0; v < NV; ++v) __builtin_prefetch(pf + p * ldb + v * VL);
     for (int i = 0; i < MR; ++i) {
       const T a = A[i];
       for (int v = 0; v < NV; ++v) acc[i][v] += a * b[v];
@@ -314,8 +322,21 @@ void gemm_part(const T* X, const int64_t* roff, int64_t sk, const T* W, int64_t 
           const int nr = static_cast<int>(std::min<int64_t>(NR, nc - jj));
           const bool in_place = direct && nr == NR;
           const T* B = in_place ? W + (j0 + jj) + p0 * swk : bp + jj * kc;
+          // While the first row panel passes a column panel read in place, the next one read in
+          // place is prefetched: this block's next panel, or the next block's first.
+          const T* pf = nullptr;
+          int64_t pf_rows = 0;
+          if (in_place && i == r0) {
+            if (jj + 2 * NR <= nc) {
+              pf = B + NR;
+              pf_rows = kc;
+            } else if (!last && NR <= nc) {
+              pf = W + j0 + (p0 + kc) * swk;
+              pf_rows = std::min<int64_t>(KC, k - p0 - kc);
+            }
+          }
           micro_kernel(kc, ap, B, in_place ? swk : NR, C + i * n + j0 + jj, n, p0 > 0,
-                       last && bias ? bias + j0 + jj : nullptr, mr, nr);
+                       last && bias ? bias + j0 + jj : nullptr, mr, nr, pf, pf_rows);
         }
       }
     }
