@@ -27,6 +27,7 @@ BERT_KERNELS: dict[str, tuple[str, list[str]]] = {
     "K_ADD": ("operator.add", [F32, F32]),
     "K_LAYER_NORM": ("torch.nn.functional.layer_norm", [F32, F32, F32, "float"]),
     "K_LINEAR_BIAS": ("torch.nn.functional.linear", [F32, F32, F32]),
+    "K_TRANSPOSE": ("numpy.transpose", [F32, "list[int]"]),  # W^T of each float32 layer, once at load
     "K_SDPA": ("opgen.nn.scaled_dot_product_attention", [F32, F32, F32, I64, "int", "float"]),
     "K_GELU": ("torch.nn.functional.gelu", [F32, "str"]),
     "K_MEAN_POOL": ("opgen.nn.masked_mean_pool", [F32, I64]),

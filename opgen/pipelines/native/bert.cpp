@@ -1,8 +1,9 @@
 // all-MiniLM-L6-v2 (and BERT encoders like it) as a native embedding pipeline:
 // WordPiece tokenization, the BERT encoder, mean pooling under the attention mask and
 // L2 normalisation, every step a verified registry kernel (opgen_pipeline_kernels.h).
-// This file only moves data: it lays out strided views, owns the activations and
-// reorders attention heads. Weights come from the model's safetensors file.
+// This file only moves data: it lays out strided views, owns the activations,
+// reorders attention heads and, once at load, has the transpose kernel lay each float32
+// weight out as W^T (the layout the linear kernel streams at batch 1). Weights come from the model's safetensors file.
 //
 // With int8 set in the config (the `:int8` models), every linear layer of the encoder runs
 // quantized (int8.hpp), still through registry kernels only.
@@ -27,10 +28,14 @@ struct BertConfig {
 };
 
 // One dense layer: y = x W^T + b, W (out, in); with int8, W's int8 rows and their scales.
+// In float32, wt holds W^T (in, out) contiguous, laid out once at load: the linear kernel reads
+// its column panels in place for a few rows (batch 1), where it would otherwise copy W into
+// panels or take horizontal sums on every call (see transposed()).
 struct Linear {
   const float *w, *b;
   int64_t out, in;
   Int8Weight q;
+  const float* wt = nullptr;
 };
 
 struct Layer {
@@ -48,7 +53,8 @@ struct Bert {
   std::vector<opgen_string> vocab_c;
   const float *word, *pos, *type, *ln_w, *ln_b;
   std::vector<Layer> layers;
-  std::vector<Buffer<float>> stacked;  // the float32 qkv weights and biases (none kept with int8)
+  std::vector<Buffer<float>> stacked;  // the stacked qkv biases
+  std::vector<Buffer<float>> transposed;  // W^T of every float32 layer (Linear::wt)
   // Activations, reused from batch to batch.
   Buffer<float> h, t, q, k, qkv, ctx, merged, inter, act, pooled;
   std::vector<int64_t> ones;  // an all-ones attention mask: packed sequences have no padding
@@ -62,10 +68,23 @@ std::string prefix_of(const SafetensorsFile& st) {
   return st.has("embeddings.word_embeddings.weight") ? "" : "bert.";
 }
 
+// L.wt = W^T (in x out, contiguous), copied by the registry's transpose kernel, once.
+void transposed(Bert& m, Linear& L) {
+  Buffer<float> wt(static_cast<size_t>(L.in * L.out));
+  View wv = f32(L.w, {L.out, L.in}), tv = f32(wt.data(), {L.in, L.out});
+  const int64_t axes[2] = {1, 0};
+  OPGEN_CALL(K_TRANSPOSE, wv.in(), axes, int64_t{2}, tv.out());
+  m.transposed.push_back(std::move(wt));  // a moved vector keeps its buffer: the pointer stays valid
+  L.wt = m.transposed.back().data();
+}
+
 // The weight and bias of a dense layer `name`, quantized per output channel when the config asks.
 Linear dense(Bert& m, const std::string& name, int64_t out, int64_t in) {
   Linear L{m.st->f32(name + ".weight", {out, in}), m.st->f32(name + ".bias", {out}), out, in, {}};
   if (m.c.int8) L.q = quantize_weight(L.w, out, in);
+  else transposed(m, L);
+  L.w = nullptr;  // the int8 rows and scales, or W^T, replace the file's rows
+  m.st->done_with(name + ".weight");
   return L;
 }
 
@@ -81,15 +100,13 @@ Linear stacked(Bert& m, const std::vector<std::string>& names, int64_t out, int6
     const float* bp = m.st->f32(names[p] + ".bias", {out});
     std::copy(wp, wp + out * in, w.begin() + p * out * in);
     std::copy(bp, bp + out, b.begin() + p * out);
+    m.st->done_with(names[p] + ".weight");  // copied
   }
-  Linear L{nullptr, nullptr, parts * out, in, {}};
-  if (m.c.int8) {
-    L.q = quantize_weight(w.data(), L.out, in);
-    w = {};  // the int8 rows and scales replace it
-  }
-  m.stacked.push_back(std::move(w));  // a moved vector keeps its buffer: the pointers stay valid
-  m.stacked.push_back(std::move(b));
-  L.w = m.stacked[m.stacked.size() - 2].data();
+  Linear L{w.data(), nullptr, parts * out, in, {}};
+  if (m.c.int8) L.q = quantize_weight(w.data(), L.out, in);
+  else transposed(m, L);
+  L.w = nullptr;  // the int8 rows and scales, or W^T, replace the stacked rows
+  m.stacked.push_back(std::move(b));  // a moved vector keeps its buffer: the pointer stays valid
   L.b = m.stacked.back().data();
   return L;
 }
@@ -138,7 +155,9 @@ void add_norm(Bert& m, float* x, const float* y, const float* w, const float* b,
 // y (n x L.out) = x (n x L.in) W^T + b, in float32 or, for a quantized layer, through int8.
 void linear(Bert& m, const float* x, int64_t n, const Linear& L, float* y) {
   if (!L.q.empty()) return int8_linear(m.int8, x, n, L.in, L.q, L.b, L.out, y);
-  View xv = f32(x, {n, L.in}), wv = f32(L.w, {L.out, L.in}), bv = f32(L.b, {L.out}), yv = f32(y, {n, L.out});
+  // W as the kernel takes it, (out, in), seen through W^T: strides (1, out).
+  View xv = f32(x, {n, L.in}), wv = f32(L.wt, {L.out, L.in}, {1, L.out}), bv = f32(L.b, {L.out}),
+       yv = f32(y, {n, L.out});
   OPGEN_CALL(K_LINEAR_BIAS, xv.in(), wv.in(), bv.in(), yv.out());
 }
 

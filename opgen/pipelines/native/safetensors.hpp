@@ -259,6 +259,14 @@ class SafetensorsFile {
     throw std::runtime_error(path_ + ": tensor " + name + " has dtype " + t.dtype + "; expected F32, BF16 or F16");
   }
 
+  // The caller has read tensor `name` for the last time (it keeps a copy in another layout: W^T,
+  // int8 rows): the mapped pages it lay in are released, so the copy does not add to the
+  // resident weights. A pointer f32 returned for it must not be read afterwards.
+  void done_with(const std::string& name) {
+    const TensorInfo& t = info(name);
+    release(data_ + t.begin, t.end - t.begin);
+  }
+
  private:
   // Drops the whole pages of [p, p + bytes) from this process (a private read-only mapping of
   // the file: they would read back from it if touched again; nothing touches them).
