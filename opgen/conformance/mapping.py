@@ -1003,7 +1003,10 @@ def _pool_by_rank(kind: str) -> Translate:
     """MaxPool / AveragePool by the kernel's rank, through the ops with torch's options (max:
     dilation and ceil_mode; avg: ceil_mode and count_include_pad, no dilation): 1-d and 3-d ops, and
     the 2-d op's f32_options overload, or its plain f32 (floor mode, no dilation, padding counted)
-    where that gives the same windows and divisors.
+    where that gives the same windows and divisors. AveragePool with dilations is opgen's own
+    opgen.nn.avg_pool3d_dilated (the row's sixth op; torch has no dilated average pool): its
+    divisor counts the taps inside the padded input or the input, as ONNX's reference does, and a
+    1-d or 2-d pool is its 3-d pool of a view of X with size-1 pooled dims in front.
 
     Pads torch cannot take (asymmetric, or over half the kernel) are numpy.pad's first (the row's
     fourth op): -inf for MaxPool (never the largest of a window holding an element), 0 for
@@ -1014,7 +1017,7 @@ def _pool_by_rank(kind: str) -> Translate:
     (sum / K) / (count / K)."""
 
     def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec, pad_op: Spec,
-                  truediv: Spec | None = None) -> Plan:
+                  truediv: Spec | None = None, dilated: Spec | None = None) -> Plan:
         kernel = [int(k) for k in node.attr("kernel_shape", [])]
         nd = len(kernel)
         if nd not in (1, 2, 3):
@@ -1026,7 +1029,10 @@ def _pool_by_rank(kind: str) -> Translate:
         strides = [int(s) for s in node.attr("strides", [1] * nd)]
         dilations = [int(d) for d in node.attr("dilations", [1] * nd)]
         if kind == "average" and any(d != 1 for d in dilations):
-            raise Inexpressible(f"attribute dilations={dilations}", f"{spec.op} has no dilation (as torch's avg pools)")
+            # torch's avg pools have no dilation: opgen's own 3-D op has, the 1-D and 2-D pools being
+            # its 3-D pool of a view with size-1 pooled dims in front (kernel 1 there: the same windows)
+            assert dilated is not None
+            spec = dilated
         size = [int(s) for s in x.shape[-nd:]]
         eff = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
         ceil = bool(node.attr("ceil_mode", 0))
@@ -1044,7 +1050,7 @@ def _pool_by_rank(kind: str) -> Translate:
                 raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
                                     f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or "
                                     f"{sizes[True]} (ceil)")
-            if nd == 2 and sizes[False] == out and all(d == 1 for d in dilations) and \
+            if nd == 2 and spec is not dilated and sizes[False] == out and all(d == 1 for d in dilations) and \
                     (kind == "max" or include or not any(pad)):
                 # the plain 2-d overload: floor-mode windows (every one inside the padded input, so
                 # count_include_pad=1's divisor is the full kernel), no dilation
@@ -1052,6 +1058,20 @@ def _pool_by_rank(kind: str) -> Translate:
                                         "stride_h": strides[0], "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
                 notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
                 return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
+            if spec is dilated:
+                lead = (1,) * (3 - nd)
+                view = inp.reshape(inp.shape[:inp.ndim - nd] + lead + inp.shape[inp.ndim - nd:])
+                args = {"input": view}
+                # the size-1 dims in front: kernel, stride and dilation 1, no padding
+                for key, vals, front in (("kernel", kernel, 1), ("stride", strides, 1), ("pad", pad, 0),
+                                         ("dilation", dilations, 1)):
+                    args.update({f"{key}_{a}": int(v) for a, v in zip("dhw", [front] * (3 - nd) + list(vals))})
+                args.update({"ceil_mode": mode, "count_include_pad": include})
+                notes = [f"{nd}-d as the 3-d pool of a view with size-1 pooled dims in front"] if nd < 3 else []
+                if mode != ceil:
+                    notes.append(f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here")
+                shape = inp.shape[:inp.ndim - nd] + tuple(sizes[mode])
+                return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes, spec=spec)
             if nd == 1:
                 args = {"input": inp, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
                 if kind == "max":
@@ -1104,7 +1124,11 @@ def _pool_by_rank(kind: str) -> Translate:
             return of_mask
 
         def divide(pooled_x: np.ndarray, pooled_mask: np.ndarray) -> Plan:
-            args = {"a": pooled_x, "b": pooled_mask}
+            # the dilated op's results carry its size-1 pooled dims: views of Y's shape (the
+            # mask's leading dims are 1s, broadcast by the division)
+            lead = x.ndim - nd
+            args = {"a": pooled_x.reshape(x.shape[:lead] + tuple(out)),
+                    "b": pooled_mask.reshape((1,) * lead + tuple(out))}
             return Plan(choose(truediv, args), args, spec=truediv)
 
         return Plan(choose(pad_op, padded), padded, {}, notes, spec=pad_op, then=sums)
@@ -1549,10 +1573,11 @@ MAPPINGS: tuple[Mapping, ...] = (
             "differ); Y only (not Indices)",
             others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d", "numpy.pad")),
     Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
-            "as MaxPool but no dilations; count_include_pad either way; other pads by numpy.pad (0) first, "
+            "as MaxPool; dilations by opgen.nn.avg_pool3d_dilated (1-d and 2-d as a view with size-1 pooled dims "
+            "in front); count_include_pad either way; other pads by numpy.pad (0) first, "
             "count_include_pad=0 then divided by the pool of X's mask (operator.truediv)",
             others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d", "numpy.pad",
-                    "operator.truediv")),
+                    "operator.truediv", "opgen.nn.avg_pool3d_dilated")),
     Mapping("Gather", "numpy.take", _gather, "any axis; negative indices counted from the end; int32 indices as int64"),
     Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
             "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),
