@@ -21,7 +21,7 @@ what is missing (a dtype, an attribute value, an input, an output, the op) and w
 semantic that differs from the opgen op's is checked, on the attributes and, where it depends on
 them, on the data (ONNX Gather wraps negative indices, embedding raises; LpNormalization divides
 by the norm, normalize clamps it at eps; ...). Outputs the opgen op does not compute (LayerNorm's
-Mean and InvStdDev, MaxPool's Indices, Attention's qk_matmul_output) are reported as such: the case is
+Mean and InvStdDev, MaxPool's Indices, a half-precision Attention's qk_matmul_output) are reported as such: the case is
 inexpressible, and its other outputs are still compared (a wrong one makes the case wrong).
 
 One case, RMSNormalization, passes a parameter through arithmetic: Gemma's RMSNorm multiplies by
@@ -1252,13 +1252,16 @@ def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
     return x.reshape(b, s, heads, hd // heads).transpose(0, 2, 1, 3)
 
 
-def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
+def _attention(node: Node, spec: Spec, concat: Spec, mul: Spec, matmul: Spec, truediv: Spec, tanh: Spec,
+               add: Spec, softmax: Spec, where: Spec) -> Plan:
     """ONNX Attention as one call of opgen.nn.attention: the KV cache concatenated before K/V, the
     mask (bool as 0/-inf, padded to T with -inf, nonpad_kv_seqlen as -inf past each sequence's
     length) as a broadcast (B, Hq, S, T) bias view, is_causal and the windows aligned at the past
     length, softcap and scale as they are. present_key and present_value (the cache after this
     step: past then the new keys, (B, Hkv, T, D)) are numpy.concatenate's (the row's second op)
-    of past_key and K (4-d views), and of past_value and V; without a past, of K (V) alone."""
+    of past_key and K (4-d views), and of past_value and V; without a past, of K (V) alone.
+    qk_matmul_output (float32) is composed after those from the row's further ops, as ONNX
+    computes it (_qk_matmul_output)."""
     q, k, v = _required(node, 0, "Q"), _required(node, 1, "K"), _required(node, 2, "V")
     mask, past_k, past_v, nonpad = node.input(3), node.input(4), node.input(5), node.input(6)
     three_d = q.ndim == 3
@@ -1363,9 +1366,100 @@ def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
     if presents:
         notes.append(f"{' and '.join(('present_key', 'present_value')[p - 1] for p, _ in presents)} by "
                      f"{concat.op} of {'the past and ' if past_k is not None else ''}the new (4-d views)")
+    if node.wants(3) and dt == np.float32:
+        frontier = np.asarray(offsets if offsets is not None else [offset] * batch, np.int64)
+        full_bias = bias + _causal_window_bias(s, t, frontier, is_causal, left, right)
+        qk = _qk_matmul_output(q, k, np.float32(math.sqrt(scale)), softcap, int(node.attr("qk_matmul_output_mode", 0)),
+                               full_bias, (mul, matmul, truediv, tanh, add, softmax, where))
+        notes.append(f"qk_matmul_output (mode {int(node.attr('qk_matmul_output_mode', 0))}) composed after "
+                     f"{spec.op} as ONNX computes it")
+        after = _then(after, qk) if after is not None else qk
     if offsets is not None:
         return _per_batch(args, offsets, spec, concat, outputs[0], notes, after)
     return Plan(overload, args, outputs, notes, then=after)
+
+
+def _then(first: Callable[[Any], Plan], second: Callable[[Any], Plan]) -> Callable[[Any], Plan]:
+    """The steps of ``first`` (a chain of plans), then those of ``second``."""
+
+    def step(result: Any) -> Plan:
+        plan = first(result)
+        plan.then = _then(plan.then, second) if plan.then is not None else second
+        return plan
+
+    return step
+
+
+def _causal_window_bias(s: int, t: int, frontier: np.ndarray, is_causal: bool, left: int, right: int) -> np.ndarray:
+    """ONNX Attention's causal and sliding-window terms of the bias, (B, 1, S, T), 0 or -inf (a
+    constant of the shapes): query i of batch entry b sits at position frontier[b] + i; it attends
+    key j iff j <= that position (is_causal), and within left_window_size before and
+    right_window_size after it (each where >= 0)."""
+    diff = np.arange(s)[None, :, None] + frontier[:, None, None] - np.arange(t)[None, None, :]  # (B, S, T)
+    allowed = np.ones(diff.shape, bool)
+    if is_causal:
+        allowed &= diff >= 0
+    if left >= 0:
+        allowed &= diff <= left
+    if right >= 0:
+        allowed &= -diff <= right
+    return np.where(allowed, np.float32(0), np.float32(-np.inf))[:, None]
+
+
+def _qk_matmul_output(q: np.ndarray, k: np.ndarray, root_scale: np.float32, softcap: float, mode: int,
+                      bias: np.ndarray, specs: tuple[Spec, ...]) -> Callable[[Any], Plan]:
+    """ONNX Attention's qk_matmul_output, step by step as ONNX's reference computes it (Q and K
+    each times sqrt(scale) in float32, then their product): operator.mul for Q and for K (the KV
+    cache included), operator.matmul of Q viewed as (B, Hkv, Hq/Hkv, S, D) and K^T viewed as
+    (B, Hkv, 1, D, T) (grouped-query heads repeated by broadcasting, as ONNX's np.repeat pairs
+    query head h with key head h // (Hq/Hkv)); softcap c > 0 as c * tanh(x / c) (operator.truediv,
+    numpy.tanh, operator.mul). Modes 0 and 1 stop there (ONNX's reference gives the softcapped
+    product for both); mode 2 adds the whole bias (mask, causal, windows, padding: operator.add);
+    mode 3 is the softmax of that over the keys (torch.nn.functional.softmax), rows whose bias is
+    all -inf set to 0 (numpy.where), as ONNX does."""
+    mul, matmul, truediv, tanh, add, softmax, where = specs
+    batch, hq, s, d = q.shape
+    hkv, t = k.shape[1], k.shape[2]
+    shape = (batch, hq, s, t)
+    if mode not in (0, 1, 2, 3):
+        raise Inexpressible(f"attribute qk_matmul_output_mode={mode}", "ONNX defines modes 0 to 3 (an invalid case)")
+    tail: list[Callable[[np.ndarray], Plan]] = []
+    if softcap > 0:
+        cap = np.asarray(softcap, np.float32)
+        tail += [lambda x: _call(truediv, {"a": x, "b": cap}), lambda x: _call(tanh, {"x": x}),
+                 lambda x: _call(mul, {"a": x, "b": cap})]
+    if mode >= 2:
+        tail.append(lambda x: _call(add, {"a": x, "b": bias}))
+    if mode == 3:
+        masked = np.isneginf(bias.max(axis=-1, keepdims=True))  # (..., S, 1): no key attended
+        tail += [lambda x: _call(softmax, {"x": x, "dim": -1}),
+                 lambda x: _call(where, {"condition": masked, "x": np.zeros((), np.float32), "y": x})]
+    root = np.asarray(root_scale, np.float32)
+
+    def scaled_q(_: Any) -> Plan:
+        return _call(mul, {"a": q, "b": root}, then=scaled_k)
+
+    def scaled_k(qs: np.ndarray) -> Plan:
+        return _call(mul, {"a": k, "b": root}, then=lambda ks: product(qs, ks))
+
+    def product(qs: np.ndarray, ks: np.ndarray) -> Plan:
+        args = {"a": qs.reshape(batch, hkv, hq // hkv, s, d), "b": ks[:, :, None].swapaxes(-1, -2)}
+        return last(_call(matmul, args), 0)
+
+    def last(plan: Plan, i: int) -> Plan:
+        """``plan`` (the product, or tail step i - 1) gives the output, or feeds tail step i."""
+        if i == len(tail):
+            plan.outputs = {3: _reshape(shape)}
+        else:
+            plan.then = lambda x: last(tail[i](x.reshape(shape)), i + 1)
+        return plan
+
+    return scaled_q
+
+
+def _call(spec: Spec, args: dict[str, Any], then: Callable[[Any], Plan] | None = None) -> Plan:
+    """One intermediate step of a composed plan: no ONNX output of its own."""
+    return Plan(choose(spec, args), args, {}, spec=spec, then=then)
 
 
 def _per_batch(args: dict[str, Any], offsets: list[int], spec: Spec, concat: Spec,
@@ -1587,9 +1681,13 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
     Mapping("Attention", "opgen.nn.attention", _attention,
             "float32; the mask as a 0/-inf-padded bias view, past_key/past_value concatenated, causal and windows "
-            "at the past length; present_key/present_value by numpy.concatenate; not qk_matmul_output; "
+            "at the past length; present_key/present_value by numpy.concatenate; qk_matmul_output (float32) composed "
+            "as ONNX computes it: Q and K times sqrt(scale) (operator.mul), their product (operator.matmul), softcap "
+            "(operator.truediv, numpy.tanh, operator.mul), mode 2 + the bias (operator.add), mode 3 its softmax "
+            "(torch.nn.functional.softmax) with fully masked rows 0 (numpy.where); "
             "nonpad_kv_seqlen with is_causal or windows only where one length serves every batch entry",
-            others=("numpy.concatenate",)),
+            others=("numpy.concatenate", "operator.mul", "operator.matmul", "operator.truediv", "numpy.tanh",
+                    "operator.add", "torch.nn.functional.softmax", "numpy.where")),
     Mapping("RotaryEmbedding", "opgen.nn.apply_rotary", _rotary,
             "float32; 3-d split into heads by num_heads; the caches' rows gathered by position_ids, viewed as "
             "(B, 1, S, R); rotary_embedding_dim = 2R; interleaved"),
