@@ -324,12 +324,15 @@ def _clip(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, {0: _same}, notes)
 
 
-def _div(node: Node, truediv: Spec, floordiv: Spec) -> Plan:
+def _div(node: Node, truediv: Spec, floordiv: Spec, fmod: Spec, sub: Spec) -> Plan:
     """ONNX Div: A / B on floats is operator.truediv; on integers ONNX truncates towards zero and
     keeps the dtype, which is operator.floordiv (NumPy's //, which floors) wherever the two agree:
     every divisor nonzero (ONNX leaves x / 0 undefined), no INT_MIN / -1 (it overflows: undefined in
     ONNX, NumPy wraps), and every quotient exact or nonnegative (always so for unsigned dtypes;
-    checked on the data, after broadcasting)."""
+    checked on the data, after broadcasting). Where an inexact quotient is negative, the truncated
+    quotient is composed exactly: R = numpy.fmod(A, B) (the remainder with A's sign, so A - R is
+    the multiple of B towards zero, never past A: no overflow), then operator.sub A - R, then
+    operator.floordiv (A - R) // B, an exact division."""
     a, b = _required(node, 0, "A"), _required(node, 1, "B")
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         return _binary(node, truediv)
@@ -342,11 +345,26 @@ def _div(node: Node, truediv: Spec, floordiv: Spec) -> Plan:
                                 f"{a.dtype} (undefined in ONNX); {floordiv.op} wraps it as NumPy does")
         with np.errstate(all="ignore"):
             if np.any(((a_ < 0) != (b_ < 0)) & (a_ % b_ != 0)):
-                raise Inexpressible("an inexact quotient below zero", "ONNX truncates it towards zero; "
-                                    f"{floordiv.op} (NumPy's //) floors it")
+                return _truncated_quotient(a, b, floordiv, fmod, sub)
     plan = _binary(node, floordiv)
     plan.spec = floordiv
     return plan
+
+
+def _truncated_quotient(a: np.ndarray, b: np.ndarray, floordiv: Spec, fmod: Spec, sub: Spec) -> Plan:
+    """A / B truncated towards zero as (A - fmod(A, B)) // B, three served calls (see _div)."""
+    first = {"x1": a, "x2": b}
+    notes = [f"truncated towards zero as (A - {fmod.op}(A, B)) // B: {sub.op} and {floordiv.op} of an exact multiple"]
+
+    def minus(r: np.ndarray) -> Plan:
+        args = {"a": a, "b": r}
+        return Plan(choose(sub, args), args, {}, spec=sub, then=divide)
+
+    def divide(multiple: np.ndarray) -> Plan:
+        args = {"a": multiple, "b": b}
+        return Plan(choose(floordiv, args), args, spec=floordiv)
+
+    return Plan(choose(fmod, first), first, {}, notes, spec=fmod, then=minus)
 
 
 def _mod(node: Node, mod: Spec, fmod: Spec) -> Plan:
@@ -1564,6 +1582,8 @@ _SELECTS = ("the result is one of the inputs' values (or nan), which every cast 
             "unchanged")
 _REMAINDER = ("NumPy computes float16 % and fmod in float32 and rounds once, which is the cast back; an integer "
               "remainder is smaller than its divisor, so int64's fits int32 exactly")
+_TRUNCATED = ("an int32 quotient (INT_MIN / -1 refused) and every step's value (the remainder, the multiple of B "
+              "towards zero) fit int32, so int64's steps give the same values and the cast back keeps them")
 _WRAPPING_SUM = ("the int64 prefix sums equal int32's modulo 2**32, and the cast back keeps the low 32 bits: "
                  "int32's wrapped sums")
 _POW_MIXED = ("ONNX's reference is np.power(A, B).astype(A.dtype), and NumPy computes np.power of mixed dtypes in "
@@ -1582,8 +1602,11 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("GreaterOrEqual", "operator.ge", _binary, "A >= B"),
     Mapping("MatMul", "operator.matmul", _matmul, "A @ B; a 1-d operand as (1, k) or (k, 1), as NumPy does"),
     Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
-    Mapping("Div", "operator.truediv", _div, "A / B, NumPy broadcasting; on integers operator.floordiv where "
-            "truncation and flooring agree on the data", others=("operator.floordiv",)),
+    Mapping("Div", "operator.truediv", through_casts(_div, widened({"int32": "int64"}), _TRUNCATED),
+            "A / B, NumPy broadcasting; on integers operator.floordiv where truncation and flooring agree on the "
+            "data, else (A - numpy.fmod(A, B)) // B (operator.sub, operator.floordiv); int32 that lacks an overload "
+            "computed in int64",
+            others=("operator.floordiv", "numpy.fmod", "operator.sub", "opgen.cast")),
     Mapping("Max", "numpy.maximum", through_casts(_variadic_fold, widened(_HALF_TO_FLOAT), _SELECTS),
             "numpy.maximum, N inputs as a left fold of calls, one as maximum(x, x) (NaN propagates); float16 "
             "computed in float32", others=("opgen.cast",)),
