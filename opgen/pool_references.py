@@ -123,3 +123,55 @@ def torch_avg_pool2d(input, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
                      count_include_pad=True):
     return _pool("avg_pool2d", input, [kernel_h, kernel_w], [stride_h, stride_w], [pad_h, pad_w], None, ceil_mode,
                  count_include_pad, False)
+
+
+def _taps(n: int, k: int, s: int, p: int, d: int, o: int, include_pad: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One pooled dim of a dilated window: the input index of each tap (o, k), clipped into the
+    input, and whether the tap is an input element (it is summed) and whether it counts in the
+    divisor (inside the padded input [-p, n + p) with count_include_pad, else inside the input)."""
+    pos = np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d
+    inside = (pos >= 0) & (pos < n)
+    counted = (pos < n + p) if include_pad else inside
+    return np.clip(pos, 0, n - 1), inside, counted
+
+
+def avg_pool3d_dilated(input: np.ndarray, kernel_d: int, kernel_h: int, kernel_w: int, stride_d: int,
+                       stride_h: int, stride_w: int, pad_d: int, pad_h: int, pad_w: int, dilation_d: int = 1,
+                       dilation_h: int = 1, dilation_w: int = 1, ceil_mode: bool = False,
+                       count_include_pad: bool = True) -> np.ndarray:
+    """opgen.nn.avg_pool3d_dilated in NumPy (torch has no dilated average pool): each dilated
+    window's sum in float64 over the product of the per-dim counts of the taps that count, rounded
+    once to the input's dtype. The window is a product of per-dim tap sets, so the sum is taken one
+    pooled dim at a time (W, then H, then D), the taps outside the input contributing 0."""
+    x = np.asarray(input)
+    kernel, stride = [kernel_d, kernel_h, kernel_w], [stride_d, stride_h, stride_w]
+    padding, dilation = [pad_d, pad_h, pad_w], [dilation_d, dilation_h, dilation_w]
+    if (why := pool_error(x.shape, kernel, stride, padding, dilation, bool(ceil_mode))) is not None:
+        raise ValueError(why)
+    out_shape = pool_shape(x.shape, kernel, stride, padding, dilation, bool(ceil_mode))
+    acc = x.astype(np.float64)
+    divisor = np.ones(out_shape[-3:], dtype=np.float64)
+    for axis in (-1, -2, -3):
+        n, o = x.shape[axis], out_shape[axis]
+        index, inside, counted = _taps(n, kernel[axis], stride[axis], padding[axis], dilation[axis], o,
+                                       bool(count_include_pad))
+        gathered = np.take(acc, index, axis=axis)  # the pooled dim becomes (o, k), the taps at ``axis``
+        mask = inside.reshape(inside.shape + (1,) * (-axis - 1))
+        # np.where, not a product with the mask: a tap outside the input must not turn inf into nan
+        acc = np.where(mask, gathered, 0.0).sum(axis=axis)
+        shape = [1, 1, 1]
+        shape[axis] = o
+        divisor = divisor * counted.sum(axis=1).reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (acc / divisor).astype(x.dtype).reshape(out_shape)
+
+
+def torch_avg_pool3d_undilated(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, stride_w, pad_d, pad_h,
+                               pad_w, dilation_d=1, dilation_h=1, dilation_w=1, ceil_mode=False,
+                               count_include_pad=True):
+    """torch's float32 avg_pool3d, for timing opgen.nn.avg_pool3d_dilated where every dilation is 1
+    (torch has no dilated average pool)."""
+    if (dilation_d, dilation_h, dilation_w) != (1, 1, 1):
+        raise ValueError("torch's avg_pool3d has no dilation: time a bench whose dilations are all 1")
+    return torch_avg_pool3d(input, kernel_d, kernel_h, kernel_w, stride_d, stride_h, stride_w, pad_d, pad_h, pad_w,
+                            ceil_mode, count_include_pad)

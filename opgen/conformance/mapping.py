@@ -21,7 +21,7 @@ what is missing (a dtype, an attribute value, an input, an output, the op) and w
 semantic that differs from the opgen op's is checked, on the attributes and, where it depends on
 them, on the data (ONNX Gather wraps negative indices, embedding raises; LpNormalization divides
 by the norm, normalize clamps it at eps; ...). Outputs the opgen op does not compute (LayerNorm's
-Mean and InvStdDev, MaxPool's Indices, Attention's qk_matmul_output) are reported as such: the case is
+Mean and InvStdDev, MaxPool's Indices, a half-precision Attention's qk_matmul_output) are reported as such: the case is
 inexpressible, and its other outputs are still compared (a wrong one makes the case wrong).
 
 One case, RMSNormalization, passes a parameter through arithmetic: Gemma's RMSNorm multiplies by
@@ -325,12 +325,15 @@ def _clip(node: Node, spec: Spec) -> Plan:
     return Plan(choose(spec, args), args, {0: _same}, notes)
 
 
-def _div(node: Node, truediv: Spec, floordiv: Spec) -> Plan:
+def _div(node: Node, truediv: Spec, floordiv: Spec, fmod: Spec, sub: Spec) -> Plan:
     """ONNX Div: A / B on floats is operator.truediv; on integers ONNX truncates towards zero and
     keeps the dtype, which is operator.floordiv (NumPy's //, which floors) wherever the two agree:
     every divisor nonzero (ONNX leaves x / 0 undefined), no INT_MIN / -1 (it overflows: undefined in
     ONNX, NumPy wraps), and every quotient exact or nonnegative (always so for unsigned dtypes;
-    checked on the data, after broadcasting)."""
+    checked on the data, after broadcasting). Where an inexact quotient is negative, the truncated
+    quotient is composed exactly: R = numpy.fmod(A, B) (the remainder with A's sign, so A - R is
+    the multiple of B towards zero, never past A: no overflow), then operator.sub A - R, then
+    operator.floordiv (A - R) // B, an exact division."""
     a, b = _required(node, 0, "A"), _required(node, 1, "B")
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         return _binary(node, truediv)
@@ -343,11 +346,26 @@ def _div(node: Node, truediv: Spec, floordiv: Spec) -> Plan:
                                 f"{a.dtype} (undefined in ONNX); {floordiv.op} wraps it as NumPy does")
         with np.errstate(all="ignore"):
             if np.any(((a_ < 0) != (b_ < 0)) & (a_ % b_ != 0)):
-                raise Inexpressible("an inexact quotient below zero", "ONNX truncates it towards zero; "
-                                    f"{floordiv.op} (NumPy's //) floors it")
+                return _truncated_quotient(a, b, floordiv, fmod, sub)
     plan = _binary(node, floordiv)
     plan.spec = floordiv
     return plan
+
+
+def _truncated_quotient(a: np.ndarray, b: np.ndarray, floordiv: Spec, fmod: Spec, sub: Spec) -> Plan:
+    """A / B truncated towards zero as (A - fmod(A, B)) // B, three served calls (see _div)."""
+    first = {"x1": a, "x2": b}
+    notes = [f"truncated towards zero as (A - {fmod.op}(A, B)) // B: {sub.op} and {floordiv.op} of an exact multiple"]
+
+    def minus(r: np.ndarray) -> Plan:
+        args = {"a": a, "b": r}
+        return Plan(choose(sub, args), args, {}, spec=sub, then=divide)
+
+    def divide(multiple: np.ndarray) -> Plan:
+        args = {"a": multiple, "b": b}
+        return Plan(choose(floordiv, args), args, spec=floordiv)
+
+    return Plan(choose(fmod, first), first, {}, notes, spec=fmod, then=minus)
 
 
 def _mod(node: Node, mod: Spec, fmod: Spec) -> Plan:
@@ -1004,7 +1022,10 @@ def _pool_by_rank(kind: str) -> Translate:
     """MaxPool / AveragePool by the kernel's rank, through the ops with torch's options (max:
     dilation and ceil_mode; avg: ceil_mode and count_include_pad, no dilation): 1-d and 3-d ops, and
     the 2-d op's f32_options overload, or its plain f32 (floor mode, no dilation, padding counted)
-    where that gives the same windows and divisors.
+    where that gives the same windows and divisors. AveragePool with dilations is opgen's own
+    opgen.nn.avg_pool3d_dilated (the row's sixth op; torch has no dilated average pool): its
+    divisor counts the taps inside the padded input or the input, as ONNX's reference does, and a
+    1-d or 2-d pool is its 3-d pool of a view of X with size-1 pooled dims in front.
 
     Pads torch cannot take (asymmetric, or over half the kernel) are numpy.pad's first (the row's
     fourth op): -inf for MaxPool (never the largest of a window holding an element), 0 for
@@ -1015,7 +1036,7 @@ def _pool_by_rank(kind: str) -> Translate:
     (sum / K) / (count / K)."""
 
     def translate(node: Node, spec2: Spec, spec1: Spec, spec3: Spec, pad_op: Spec,
-                  truediv: Spec | None = None) -> Plan:
+                  truediv: Spec | None = None, dilated: Spec | None = None) -> Plan:
         kernel = [int(k) for k in node.attr("kernel_shape", [])]
         nd = len(kernel)
         if nd not in (1, 2, 3):
@@ -1027,7 +1048,10 @@ def _pool_by_rank(kind: str) -> Translate:
         strides = [int(s) for s in node.attr("strides", [1] * nd)]
         dilations = [int(d) for d in node.attr("dilations", [1] * nd)]
         if kind == "average" and any(d != 1 for d in dilations):
-            raise Inexpressible(f"attribute dilations={dilations}", f"{spec.op} has no dilation (as torch's avg pools)")
+            # torch's avg pools have no dilation: opgen's own 3-D op has, the 1-D and 2-D pools being
+            # its 3-D pool of a view with size-1 pooled dims in front (kernel 1 there: the same windows)
+            assert dilated is not None
+            spec = dilated
         size = [int(s) for s in x.shape[-nd:]]
         eff = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
         ceil = bool(node.attr("ceil_mode", 0))
@@ -1045,7 +1069,7 @@ def _pool_by_rank(kind: str) -> Translate:
                 raise Inexpressible(f"{'attribute ceil_mode=1' if ceil else 'floor mode'}{via}",
                                     f"gives {out} outputs where {spec.op} gives {sizes[False]} (floor) or "
                                     f"{sizes[True]} (ceil)")
-            if nd == 2 and sizes[False] == out and all(d == 1 for d in dilations) and \
+            if nd == 2 and spec is not dilated and sizes[False] == out and all(d == 1 for d in dilations) and \
                     (kind == "max" or include or not any(pad)):
                 # the plain 2-d overload: floor-mode windows (every one inside the padded input, so
                 # count_include_pad=1's divisor is the full kernel), no dilation
@@ -1053,6 +1077,20 @@ def _pool_by_rank(kind: str) -> Translate:
                                         "stride_h": strides[0], "stride_w": strides[1], "pad_h": pad[0], "pad_w": pad[1]}
                 notes = ["ceil_mode=1 gives the same windows as floor mode here"] if ceil else []
                 return Plan(choose(spec, args), args, {0: _same}, notes, spec=spec)
+            if spec is dilated:
+                lead = (1,) * (3 - nd)
+                view = inp.reshape(inp.shape[:inp.ndim - nd] + lead + inp.shape[inp.ndim - nd:])
+                args = {"input": view}
+                # the size-1 dims in front: kernel, stride and dilation 1, no padding
+                for key, vals, front in (("kernel", kernel, 1), ("stride", strides, 1), ("pad", pad, 0),
+                                         ("dilation", dilations, 1)):
+                    args.update({f"{key}_{a}": int(v) for a, v in zip("dhw", [front] * (3 - nd) + list(vals))})
+                args.update({"ceil_mode": mode, "count_include_pad": include})
+                notes = [f"{nd}-d as the 3-d pool of a view with size-1 pooled dims in front"] if nd < 3 else []
+                if mode != ceil:
+                    notes.append(f"ceil_mode={int(ceil)} computed as ceil_mode={mode}: the same windows here")
+                shape = inp.shape[:inp.ndim - nd] + tuple(sizes[mode])
+                return Plan(choose(spec, args), args, {0: _reshape(shape)}, notes, spec=spec)
             if nd == 1:
                 args = {"input": inp, "kernel": kernel[0], "stride": strides[0], "padding": pad[0]}
                 if kind == "max":
@@ -1105,7 +1143,11 @@ def _pool_by_rank(kind: str) -> Translate:
             return of_mask
 
         def divide(pooled_x: np.ndarray, pooled_mask: np.ndarray) -> Plan:
-            args = {"a": pooled_x, "b": pooled_mask}
+            # the dilated op's results carry its size-1 pooled dims: views of Y's shape (the
+            # mask's leading dims are 1s, broadcast by the division)
+            lead = x.ndim - nd
+            args = {"a": pooled_x.reshape(x.shape[:lead] + tuple(out)),
+                    "b": pooled_mask.reshape((1,) * lead + tuple(out))}
             return Plan(choose(truediv, args), args, spec=truediv)
 
         return Plan(choose(pad_op, padded), padded, {}, notes, spec=pad_op, then=sums)
@@ -1229,13 +1271,16 @@ def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
     return x.reshape(b, s, heads, hd // heads).transpose(0, 2, 1, 3)
 
 
-def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
+def _attention(node: Node, spec: Spec, concat: Spec, mul: Spec, matmul: Spec, truediv: Spec, tanh: Spec,
+               add: Spec, softmax: Spec, where: Spec) -> Plan:
     """ONNX Attention as one call of opgen.nn.attention: the KV cache concatenated before K/V, the
     mask (bool as 0/-inf, padded to T with -inf, nonpad_kv_seqlen as -inf past each sequence's
     length) as a broadcast (B, Hq, S, T) bias view, is_causal and the windows aligned at the past
     length, softcap and scale as they are. present_key and present_value (the cache after this
     step: past then the new keys, (B, Hkv, T, D)) are numpy.concatenate's (the row's second op)
-    of past_key and K (4-d views), and of past_value and V; without a past, of K (V) alone."""
+    of past_key and K (4-d views), and of past_value and V; without a past, of K (V) alone.
+    qk_matmul_output (float32) is composed after those from the row's further ops, as ONNX
+    computes it (_qk_matmul_output)."""
     q, k, v = _required(node, 0, "Q"), _required(node, 1, "K"), _required(node, 2, "V")
     mask, past_k, past_v, nonpad = node.input(3), node.input(4), node.input(5), node.input(6)
     three_d = q.ndim == 3
@@ -1340,9 +1385,100 @@ def _attention(node: Node, spec: Spec, concat: Spec) -> Plan:
     if presents:
         notes.append(f"{' and '.join(('present_key', 'present_value')[p - 1] for p, _ in presents)} by "
                      f"{concat.op} of {'the past and ' if past_k is not None else ''}the new (4-d views)")
+    if node.wants(3) and dt == np.float32:
+        frontier = np.asarray(offsets if offsets is not None else [offset] * batch, np.int64)
+        full_bias = bias + _causal_window_bias(s, t, frontier, is_causal, left, right)
+        qk = _qk_matmul_output(q, k, np.float32(math.sqrt(scale)), softcap, int(node.attr("qk_matmul_output_mode", 0)),
+                               full_bias, (mul, matmul, truediv, tanh, add, softmax, where))
+        notes.append(f"qk_matmul_output (mode {int(node.attr('qk_matmul_output_mode', 0))}) composed after "
+                     f"{spec.op} as ONNX computes it")
+        after = _then(after, qk) if after is not None else qk
     if offsets is not None:
         return _per_batch(args, offsets, spec, concat, outputs[0], notes, after)
     return Plan(overload, args, outputs, notes, then=after)
+
+
+def _then(first: Callable[[Any], Plan], second: Callable[[Any], Plan]) -> Callable[[Any], Plan]:
+    """The steps of ``first`` (a chain of plans), then those of ``second``."""
+
+    def step(result: Any) -> Plan:
+        plan = first(result)
+        plan.then = _then(plan.then, second) if plan.then is not None else second
+        return plan
+
+    return step
+
+
+def _causal_window_bias(s: int, t: int, frontier: np.ndarray, is_causal: bool, left: int, right: int) -> np.ndarray:
+    """ONNX Attention's causal and sliding-window terms of the bias, (B, 1, S, T), 0 or -inf (a
+    constant of the shapes): query i of batch entry b sits at position frontier[b] + i; it attends
+    key j iff j <= that position (is_causal), and within left_window_size before and
+    right_window_size after it (each where >= 0)."""
+    diff = np.arange(s)[None, :, None] + frontier[:, None, None] - np.arange(t)[None, None, :]  # (B, S, T)
+    allowed = np.ones(diff.shape, bool)
+    if is_causal:
+        allowed &= diff >= 0
+    if left >= 0:
+        allowed &= diff <= left
+    if right >= 0:
+        allowed &= -diff <= right
+    return np.where(allowed, np.float32(0), np.float32(-np.inf))[:, None]
+
+
+def _qk_matmul_output(q: np.ndarray, k: np.ndarray, root_scale: np.float32, softcap: float, mode: int,
+                      bias: np.ndarray, specs: tuple[Spec, ...]) -> Callable[[Any], Plan]:
+    """ONNX Attention's qk_matmul_output, step by step as ONNX's reference computes it (Q and K
+    each times sqrt(scale) in float32, then their product): operator.mul for Q and for K (the KV
+    cache included), operator.matmul of Q viewed as (B, Hkv, Hq/Hkv, S, D) and K^T viewed as
+    (B, Hkv, 1, D, T) (grouped-query heads repeated by broadcasting, as ONNX's np.repeat pairs
+    query head h with key head h // (Hq/Hkv)); softcap c > 0 as c * tanh(x / c) (operator.truediv,
+    numpy.tanh, operator.mul). Modes 0 and 1 stop there (ONNX's reference gives the softcapped
+    product for both); mode 2 adds the whole bias (mask, causal, windows, padding: operator.add);
+    mode 3 is the softmax of that over the keys (torch.nn.functional.softmax), rows whose bias is
+    all -inf set to 0 (numpy.where), as ONNX does."""
+    mul, matmul, truediv, tanh, add, softmax, where = specs
+    batch, hq, s, d = q.shape
+    hkv, t = k.shape[1], k.shape[2]
+    shape = (batch, hq, s, t)
+    if mode not in (0, 1, 2, 3):
+        raise Inexpressible(f"attribute qk_matmul_output_mode={mode}", "ONNX defines modes 0 to 3 (an invalid case)")
+    tail: list[Callable[[np.ndarray], Plan]] = []
+    if softcap > 0:
+        cap = np.asarray(softcap, np.float32)
+        tail += [lambda x: _call(truediv, {"a": x, "b": cap}), lambda x: _call(tanh, {"x": x}),
+                 lambda x: _call(mul, {"a": x, "b": cap})]
+    if mode >= 2:
+        tail.append(lambda x: _call(add, {"a": x, "b": bias}))
+    if mode == 3:
+        masked = np.isneginf(bias.max(axis=-1, keepdims=True))  # (..., S, 1): no key attended
+        tail += [lambda x: _call(softmax, {"x": x, "dim": -1}),
+                 lambda x: _call(where, {"condition": masked, "x": np.zeros((), np.float32), "y": x})]
+    root = np.asarray(root_scale, np.float32)
+
+    def scaled_q(_: Any) -> Plan:
+        return _call(mul, {"a": q, "b": root}, then=scaled_k)
+
+    def scaled_k(qs: np.ndarray) -> Plan:
+        return _call(mul, {"a": k, "b": root}, then=lambda ks: product(qs, ks))
+
+    def product(qs: np.ndarray, ks: np.ndarray) -> Plan:
+        args = {"a": qs.reshape(batch, hkv, hq // hkv, s, d), "b": ks[:, :, None].swapaxes(-1, -2)}
+        return last(_call(matmul, args), 0)
+
+    def last(plan: Plan, i: int) -> Plan:
+        """``plan`` (the product, or tail step i - 1) gives the output, or feeds tail step i."""
+        if i == len(tail):
+            plan.outputs = {3: _reshape(shape)}
+        else:
+            plan.then = lambda x: last(tail[i](x.reshape(shape)), i + 1)
+        return plan
+
+    return scaled_q
+
+
+def _call(spec: Spec, args: dict[str, Any], then: Callable[[Any], Plan] | None = None) -> Plan:
+    """One intermediate step of a composed plan: no ONNX output of its own."""
+    return Plan(choose(spec, args), args, {}, spec=spec, then=then)
 
 
 def _per_batch(args: dict[str, Any], offsets: list[int], spec: Spec, concat: Spec,
@@ -1447,6 +1583,8 @@ _SELECTS = ("the result is one of the inputs' values (or nan), which every cast 
             "unchanged")
 _REMAINDER = ("NumPy computes float16 % and fmod in float32 and rounds once, which is the cast back; an integer "
               "remainder is smaller than its divisor, so int64's fits int32 exactly")
+_TRUNCATED = ("an int32 quotient (INT_MIN / -1 refused) and every step's value (the remainder, the multiple of B "
+              "towards zero) fit int32, so int64's steps give the same values and the cast back keeps them")
 _WRAPPING_SUM = ("the int64 prefix sums equal int32's modulo 2**32, and the cast back keeps the low 32 bits: "
                  "int32's wrapped sums")
 _POW_MIXED = ("ONNX's reference is np.power(A, B).astype(A.dtype), and NumPy computes np.power of mixed dtypes in "
@@ -1465,8 +1603,11 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("GreaterOrEqual", "operator.ge", _binary, "A >= B"),
     Mapping("MatMul", "operator.matmul", _matmul, "A @ B; a 1-d operand as (1, k) or (k, 1), as NumPy does"),
     Mapping("Sub", "operator.sub", _binary, "A - B, NumPy broadcasting"),
-    Mapping("Div", "operator.truediv", _div, "A / B, NumPy broadcasting; on integers operator.floordiv where "
-            "truncation and flooring agree on the data", others=("operator.floordiv",)),
+    Mapping("Div", "operator.truediv", through_casts(_div, widened({"int32": "int64"}), _TRUNCATED),
+            "A / B, NumPy broadcasting; on integers operator.floordiv where truncation and flooring agree on the "
+            "data, else (A - numpy.fmod(A, B)) // B (operator.sub, operator.floordiv); int32 that lacks an overload "
+            "computed in int64",
+            others=("operator.floordiv", "numpy.fmod", "operator.sub", "opgen.cast")),
     Mapping("Max", "numpy.maximum", through_casts(_variadic_fold, widened(_HALF_TO_FLOAT), _SELECTS),
             "numpy.maximum, N inputs as a left fold of calls, one as maximum(x, x) (NaN propagates); float16 "
             "computed in float32", others=("opgen.cast",)),
@@ -1550,10 +1691,11 @@ MAPPINGS: tuple[Mapping, ...] = (
             "differ); Y only (not Indices)",
             others=("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool3d", "numpy.pad")),
     Mapping("AveragePool", "torch.nn.functional.avg_pool2d", _pool_by_rank("average"),
-            "as MaxPool but no dilations; count_include_pad either way; other pads by numpy.pad (0) first, "
+            "as MaxPool; dilations by opgen.nn.avg_pool3d_dilated (1-d and 2-d as a view with size-1 pooled dims "
+            "in front); count_include_pad either way; other pads by numpy.pad (0) first, "
             "count_include_pad=0 then divided by the pool of X's mask (operator.truediv)",
             others=("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool3d", "numpy.pad",
-                    "operator.truediv")),
+                    "operator.truediv", "opgen.nn.avg_pool3d_dilated")),
     Mapping("Gather", "numpy.take", _gather, "any axis; negative indices counted from the end; int32 indices as int64"),
     Mapping("GatherElements", "numpy.take_along_axis", _gather_elements,
             "any axis; data cut to the indices' extent along the other axes; int32 indices as int64"),
@@ -1563,9 +1705,13 @@ MAPPINGS: tuple[Mapping, ...] = (
     Mapping("RMSNormalization", "opgen.nn.gemma_rms_norm", _rms_norm, "weight = scale - 1 where that is exact enough"),
     Mapping("Attention", "opgen.nn.attention", _attention,
             "float32; the mask as a 0/-inf-padded bias view, past_key/past_value concatenated, causal and windows "
-            "at the past length; present_key/present_value by numpy.concatenate; not qk_matmul_output; "
+            "at the past length; present_key/present_value by numpy.concatenate; qk_matmul_output (float32) composed "
+            "as ONNX computes it: Q and K times sqrt(scale) (operator.mul), their product (operator.matmul), softcap "
+            "(operator.truediv, numpy.tanh, operator.mul), mode 2 + the bias (operator.add), mode 3 its softmax "
+            "(torch.nn.functional.softmax) with fully masked rows 0 (numpy.where); "
             "nonpad_kv_seqlen with is_causal or windows only where one length serves every batch entry",
-            others=("numpy.concatenate",)),
+            others=("numpy.concatenate", "operator.mul", "operator.matmul", "operator.truediv", "numpy.tanh",
+                    "operator.add", "torch.nn.functional.softmax", "numpy.where")),
     Mapping("RotaryEmbedding", "opgen.nn.apply_rotary", _rotary,
             "float32; 3-d split into heads by num_heads; the caches' rows gathered by position_ids, viewed as "
             "(B, 1, S, R); rotary_embedding_dim = 2R; interleaved"),
