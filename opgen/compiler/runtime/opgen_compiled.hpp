@@ -191,6 +191,20 @@ class Array {
     return r;
   }
 
+  // A bounded result (opgen.spec.shapes.BOUNDED: x[mask]) as its length: the view of its first
+  // `count` rows, `count` the 0-d int64 the kernel reported (the shim has checked it lies in
+  // [0, shape[0]]). No copy: compact strides stay compact, and the buffer is handed over as it is.
+  Array first_rows(const Array& count) const {
+    if (shape_.empty() || count.ndim() != 0 || count.dtype_.code != 0 || count.dtype_.bits != 64)
+      raise(ErrorKind::Internal, "first_rows: a bounded result and its 0-d int64 count are expected");
+    int64_t n = 0;
+    std::memcpy(&n, count.data_, sizeof n);
+    if (n < 0 || n > shape_[0]) raise(ErrorKind::Internal, "a kernel's count lies outside its result's bound");
+    Array r = *this;
+    r.shape_[0] = n;
+    return r;
+  }
+
   // Hand the result to the host: malloc'ed data and shape (freed with opgen_free), compact
   // strides. An owned, contiguous, unshared buffer is handed over without a copy.
   void release_into(opgen_tensor* out) {
