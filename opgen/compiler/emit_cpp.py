@@ -812,6 +812,10 @@ def _shape_rule(o: Overload, rule=None) -> str:
         return f"opgen::compiled::shape_pool({rule.source}, {lists}, {ceil}, {check})"
     if rule.kind in ("take", "take_along_axis", "index_select"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.indices}, {rule.axis})"
+    if rule.kind == "boolean_mask":  # the bound; the kernel reports the length (first_rows trims to it)
+        return f"opgen::compiled::shape_boolean_mask({rule.source}, {rule.indices})"
+    if rule.kind == "count_of":
+        return f"opgen::compiled::shape_count_of({rule.source})"
     if rule.kind in ("concatenate", "stack"):
         return f"opgen::compiled::shape_join({rule.source}, {rule.axis}, {'true' if rule.kind == 'stack' else 'false'})"
     if rule.kind == "elementwise":

@@ -561,6 +561,23 @@ inline std::vector<int64_t> shape_take(const Array& a, const Array& indices, int
   return s;
 }
 
+// opgen.boolean_mask (opgen.spec.shapes.boolean_mask_shape): x[mask]'s bound, (mask.size,
+// *x.shape[mask.ndim:]), where NumPy accepts the mask's shape; {0} where it does not (the kernel's
+// shim then raises NumPy's IndexError). The kernel reports how many rows it kept (Array::first_rows).
+inline std::vector<int64_t> shape_boolean_mask(const Array& x, const Array& mask) {
+  if (mask.ndim() > x.ndim()) return {0};
+  for (int d = 0; d < mask.ndim(); ++d) {
+    const int64_t n = x.shape()[static_cast<size_t>(d)], m = mask.shape()[static_cast<size_t>(d)];
+    if (n != m && !(n == 1 && m == 0)) return {0};
+  }
+  std::vector<int64_t> s{mask.numel()};
+  s.insert(s.end(), x.shape().begin() + mask.ndim(), x.shape().end());
+  return s;
+}
+
+// The count a bounded result's kernel reports: a 0-d int64.
+inline std::vector<int64_t> shape_count_of(const Array&) { return {}; }
+
 // numpy.take_along_axis: arr's and indices' broadcast on every dim but axis, indices' length along it.
 inline std::vector<int64_t> shape_take_along_axis(const Array& arr, const Array& indices, int64_t axis) {
   const int64_t nd = arr.ndim();
