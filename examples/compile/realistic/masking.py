@@ -17,17 +17,14 @@ def positive_values(x: F32) -> F32:
 
 
 def sum_of_positive(x: F32) -> F32:
-    """x[x > 0].sum(): the total of the positive activations, without a where."""
-    return x[x > 0].sum()
+    """x[x > 0].sum(axis=0): the total of the positive activations, without a where."""
+    return x[x > 0].sum(axis=0)
 
 
-def mean_of_positive(x: F32) -> float:
-    """The mean of the positive values, 0.0 when there are none (a sparsity statistic)."""
+def mean_of_positive(x: F32) -> F32:
+    """The mean of the positive values, 0 when there are none (a sparsity statistic)."""
     pos = x[x > 0]
-    n = pos.size
-    if n == 0:
-        return 0.0
-    return float(pos.sum()) / n
+    return pos.sum(axis=0) / max(pos.size, 1)
 
 
 def confident_tokens(emb: F32, scores: F32, threshold: float) -> F32:
