@@ -75,7 +75,8 @@ MASKS = [(X, ROW_MASK), (X, GRID_MASK), (X, np.zeros(5, bool)), (X, np.ones(5, b
 CASES.update({
     "masked": MASKS,
     "masked_rows_then_slice": [(X, ROW_MASK), (X, np.ones(3, bool)), (X3, np.array([True, False]))],
-    "positive": [(X,), (X3,), (X.T,), (np.zeros((0, 2), np.float32),), (np.full((), -1.0, np.float32),), (np.full((), 2.0, np.float32),)],
+    "positive": [(X,), (X3,), (X.T,), (np.zeros((0, 2), np.float32),), (np.full((), -1.0, np.float32),),
+                 (np.full((), 2.0, np.float32),)],
     "positive_total": [(X,), (-np.abs(X),), (X3,)],
     "masked_int": [(XI, np.array([False, True, True, False])), (XI, XI % 2 == 0), (XI, np.ones(3, bool))],
     "masked_f64": [(X.astype(np.float64), ROW_MASK), (X.astype(np.float64), GRID_MASK)],
