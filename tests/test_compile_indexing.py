@@ -143,7 +143,7 @@ REFUSED = [
      "torch computes in float32", "constant float16 holds exactly"),
     ("mask after a slice", "def f(x: F32) -> F32:\n    return x[:, x[0] > 0]\n",
      "a boolean mask after other indices", "two steps"),
-    ("mask assignment", "def f(x: F32) -> F32:\n    y = x * 2.0\n    y[y > 0] = 0.0\n    return y\n",
+    ("mask assignment", "def f(x: F32) -> F32:\n    y = x * 2.0\n    y[y > 0] = 0.0  # <-\n    return y\n",
      "assigning into an array (y[...] = ...) is not supported", "np.where"),
     ("a list of bools", "def f(x: F32) -> F32:\n    return x[[True, False]]\n", "a list of bools is a mask",
      "list of ints"),
