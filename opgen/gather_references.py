@@ -41,3 +41,11 @@ def index_select(input: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     except RuntimeError as exc:
         raise IndexError(str(exc)) from None
     return np.array(out.numpy(), order="C", copy=True)
+
+
+def boolean_mask(x: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy's x[mask] with a bool mask over x's first mask.ndim dims, and its length as a 0-d int64
+    (the count result opgen.boolean_mask reports; the kernel's values past it are not compared).
+    NumPy's IndexError for a mask of another shape is raised as it is."""
+    values = np.array(x[np.asarray(mask, dtype=bool)], order="C", copy=True)
+    return values, np.array(values.shape[0], dtype=np.int64)

@@ -66,7 +66,26 @@ CASES: dict[str, list[tuple]] = {
     "torch_rows_by_int32": [(t(X), t(IDS.astype(np.int32))), (t(X), t(np.array([5], np.int32))),
                             (t(X), t(np.array([-5, 4], np.int32)))],
 }
-ROUNDED = {"reversed_into_op": 1e-6, "sum_method_numpy": 1e-6}
+ROW_MASK = np.array([True, False, True, True, False])
+GRID_MASK = (X > 0) & (np.arange(6) % 2 == 0)
+MASKS = [(X, ROW_MASK), (X, GRID_MASK), (X, np.zeros(5, bool)), (X, np.ones(5, bool)), (X, np.array(True)),
+         (X, np.array(False)), (X, ROW_MASK[::-1]), (X, GRID_MASK.T.copy().T), (X[:, ::2], ROW_MASK),
+         (X, np.ones(4, bool)), (X, np.ones((5, 7), bool)), (X, np.ones((5, 6, 1), bool)),
+         (X[:1], np.zeros(0, bool)), (np.zeros((0, 3), np.float32), np.zeros(0, bool))]
+CASES.update({
+    "masked": MASKS,
+    "masked_rows_then_slice": [(X, ROW_MASK), (X, np.ones(3, bool)), (X3, np.array([True, False]))],
+    "positive": [(X,), (X3,), (X.T,), (np.zeros((0, 2), np.float32),), (np.full((), -1.0, np.float32),),
+                 (np.full((), 2.0, np.float32),)],
+    "positive_total": [(X,), (-np.abs(X),), (X3,)],
+    "masked_int": [(XI, np.array([False, True, True, False])), (XI, XI % 2 == 0), (XI, np.ones(3, bool))],
+    "masked_f64": [(X.astype(np.float64), ROW_MASK), (X.astype(np.float64), GRID_MASK)],
+    "masked_bools": [(X > 0, ROW_MASK), (X > 0, X < 3)],
+    "masked_view": [(X, np.array([True, False] * 3)), (X, X[::-1].T > 0), (X, ROW_MASK)],
+    "torch_masked": [(t(X), t(ROW_MASK)), (t(X), t(GRID_MASK)), (t(X), t(np.ones(4, bool)))],
+    "torch_positive": [(t(X),), (t(X3),)],
+})
+ROUNDED = {"reversed_into_op": 1e-6, "sum_method_numpy": 1e-6, "positive_total": 1e-6}
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +141,12 @@ REFUSED = [
      "torch computes in float32", "constant float16 holds exactly"),
     ("torch half with an inexact constant", "def f(x: T16) -> T16:\n    return x * 0.1\n",
      "torch computes in float32", "constant float16 holds exactly"),
-    ("mask", "def f(x: F32) -> F32:\n    return x[x > 0]\n", "boolean-mask indexing (x[mask]) is not supported",
-     "np.where"),
+    ("mask after a slice", "def f(x: F32) -> F32:\n    return x[:, x[0] > 0]\n",
+     "a boolean mask after other indices", "two steps"),
+    ("mask assignment", "def f(x: F32) -> F32:\n    y = x * 2.0\n    y[y > 0] = 0.0  # <-\n    return y\n",
+     "assigning into an array (y[...] = ...) is not supported", "np.where"),
+    ("a list of bools", "def f(x: F32) -> F32:\n    return x[[True, False]]\n", "a list of bools is a mask",
+     "list of ints"),
     ("uint64 indices", "def f(x: F32, i: U64) -> F32:\n    return x[i]\n", "takes int64, int32, int16",
      "int64 array"),
     ("torch int16 indices", "def f(x: T32, i: TI16) -> T32:\n    return x[i]\n", "torch takes int64 and int32",

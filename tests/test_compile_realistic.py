@@ -165,6 +165,27 @@ def table_and_narrow_ids(draw, dtype: type, to_torch: bool = False) -> tuple:
     return (torch.from_numpy(table), torch.from_numpy(ids)) if to_torch else (table, ids)
 
 
+@st.composite
+def rows_and_scores(draw) -> tuple:
+    """(n, d) embeddings, n scores (now and then n + 1 or n - 1 of them: NumPy's IndexError) and a
+    threshold among the scores or past them all."""
+    n, d = draw(st.integers(0, 6)), draw(st.integers(0, 4))
+    m = n if draw(st.integers(0, 7)) else max(n + draw(st.sampled_from([-1, 1])), 0)
+    emb = draw(hnp.arrays(np.float32, (n, d), elements=st.floats(-10, 10, width=32)))
+    scores = draw(hnp.arrays(np.float32, (m,), elements=st.floats(0, 1, width=32)))
+    threshold = draw(st.sampled_from([float(v) for v in scores] + [0.0, 0.5, 2.0]))
+    return emb, scores, threshold
+
+
+@st.composite
+def ids_and_attention(draw) -> tuple:
+    """Token ids and a 0/1 attention mask of the same length (now and then another: IndexError)."""
+    n = draw(st.integers(0, 8))
+    m = n if draw(st.integers(0, 7)) else n + 1
+    ids = draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, 30000)))
+    return ids, draw(hnp.arrays(np.int64, (m,), elements=st.integers(0, 1)))
+
+
 pixels = hnp.arrays(np.uint8, ARRAY_SHAPES)
 amounts = st.one_of(st.integers(-300, 300), st.sampled_from([0, 255, 256, -1, -256]))
 APPROXIMATE = Case(rtol=2e-5, atol=2e-6)  # verified approximations (tanh, softmax, matmul)
@@ -247,6 +268,11 @@ CASES: dict[str, Case] = {
     "pooled_max_positions": Case(st.tuples(float_tensors(min_dims=2))),
     "sliding_sums": Case(st.tuples(st.lists(st.integers(-10**6, 10**6), max_size=8), st.integers(-1, 4))),
     "gelu_numpy2": APPROXIMATE,  # float64 tanh, a verified approximation
+    # x[mask]: sums of the kept values add in the kernel's order, not NumPy's pairwise one.
+    "sum_of_positive": Case(rtol=1e-5, atol=1e-5),
+    "mean_of_positive": Case(rtol=1e-5, atol=1e-5),
+    "confident_tokens": Case(rows_and_scores()),
+    "drop_padding": Case(ids_and_attention()),
 }
 
 

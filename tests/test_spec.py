@@ -241,11 +241,36 @@ def test_unknown_shape_form(tmp_path):
         "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
+        "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
         "(got {'like': 'a'})"
     )
+
+
+MASK_SIG = "(x: tensor[float32], mask: tensor[bool]) -> tuple[values: tensor[float32], count: tensor[{count}]]"
+
+
+def test_a_bounded_result_needs_its_count(tmp_path):
+    """x[mask]'s length is known only when the kernel has run: the spec must say where it is reported."""
+    path = write(tmp_path, with_signature(MASK_SIG.format(count="int64"), "    shape:\n      values: {boolean_mask: x, "
+                                          "mask: mask}\n      count: {same_as: mask}\n"))
+    message = error_of(path).message
+    assert "a boolean_mask result's length is known only when the kernel has run" in message, message
+    assert "{count_of: mask}" in message, message
+
+
+def test_a_bounded_results_count_is_int64(tmp_path):
+    path = write(tmp_path, with_signature(MASK_SIG.format(count="int32"), "    shape:\n      values: {boolean_mask: x, "
+                                          "mask: mask}\n      count: {count_of: mask}\n"))
+    assert "the count of values's rows is a tensor[int64], not tensor[int32]" in error_of(path).message
+
+
+def test_a_count_without_a_bounded_result(tmp_path):
+    path = write(tmp_path, with_signature(MASK_SIG.format(count="int64"), "    shape:\n      values: {same_as: x}\n"
+                                          "      count: {count_of: mask}\n"))
+    assert "a count_of rule reports the length of a bounded result" in error_of(path).message
 
 
 def test_unknown_shape_string(tmp_path):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from opgen.spec.nativetypes import NativeType
 from opgen.registry import Entry
-from opgen.spec.model import Overload, Spec
+from opgen.spec.model import Overload, Spec, bounded_results
 from opgen.compiler import ir
 from opgen.compiler.entry_abi import c_declaration
 from opgen.compiler.errors import CompileError
@@ -358,6 +358,8 @@ class _Emitter:
         # Children first, so temporaries are numbered in the order they are computed.
         if isinstance(e, ir.Op) and e.native == "same":  # x.astype(<x's own dtype>): x itself
             return self.value(e.bound[0])
+        if isinstance(e, ir.Op) and e.native == "bounded_rows":  # x[mask]: the rows the kernel kept
+            return self._bounded_rows(e.bound[0], ctype)
         if isinstance(e, ir.Op) and e.native == "tuple_item":  # torch.topk(x, k).values
             return self._tuple_item(e.bound[0], e.bound[1].value, ctype)
         if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n: moved by the compiler, no kernel
@@ -549,6 +551,16 @@ class _Emitter:
         if isinstance(e, ir.Iteration):
             return e.elem
         return STR if e.type == STR or isinstance(e.type, DictType) else e.type.elem
+
+    def _bounded_rows(self, op: ir.Op, ctype: str) -> str:
+        """A bounded result (opgen.spec.shapes.BOUNDED) trimmed to the count its kernel reported."""
+        value = self.value(op)
+        names = [n for n, _ in op.overload.sig.results]
+        (rows, count), = bounded_results(op.overload).items()
+        t = self.temp()
+        self.out.add(f"{ctype} {t} = std::get<{names.index(rows)}>({value}).first_rows("
+                     f"std::get<{names.index(count)}>({value}));  // {op.source}: no copy")
+        return t
 
     def _tuple_item(self, base: ir.Expr, at: int, ctype: str) -> str:
         value = self.value(base)
@@ -800,6 +812,10 @@ def _shape_rule(o: Overload, rule=None) -> str:
         return f"opgen::compiled::shape_pool({rule.source}, {lists}, {ceil}, {check})"
     if rule.kind in ("take", "take_along_axis", "index_select"):
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.indices}, {rule.axis})"
+    if rule.kind == "boolean_mask":  # the bound; the kernel reports the length (first_rows trims to it)
+        return f"opgen::compiled::shape_boolean_mask({rule.source}, {rule.indices})"
+    if rule.kind == "count_of":
+        return f"opgen::compiled::shape_count_of({rule.source})"
     if rule.kind in ("concatenate", "stack"):
         return f"opgen::compiled::shape_join({rule.source}, {rule.axis}, {'true' if rule.kind == 'stack' else 'false'})"
     if rule.kind == "elementwise":

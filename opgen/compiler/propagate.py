@@ -1408,10 +1408,7 @@ class Propagator:
             index = ir.Builtin(index.line, "index_array", [index])  # as NumPy and torch make an int64 array of it
             index.type, index.flavor = tensor_of("int64"), e.base.flavor
         elif t.dtype.name == "bool":
-            raise self.error(e, "boolean-mask indexing (x[mask]) is not supported by opgen compile yet: its "
-                                "result's length depends on the data", "keep the shape with np.where(mask, x, 0), or "
-                                "gather by position: x[idx] with the true positions as an int64 array (np.flatnonzero("
-                                "mask), computed before the call)")
+            pass  # x[mask]: opgen.boolean_mask (below), once the libraries are known to agree
         elif t.dtype.name in WIDENED_INDEX_DTYPES[e.base.flavor]:
             # x[i32]: NumPy and torch index with the values of the integer arrays they accept; numpy.take's
             # kernels take int64, which holds every value of these, so the indices are widened first.
@@ -1427,6 +1424,8 @@ class Propagator:
         if index.flavor is not None and e.base.flavor is not None and index.flavor != e.base.flavor:
             raise self.error(e, "a NumPy array indexed by a torch tensor, or the other way round: the libraries "
                                 "convert it in their own ways", "index with an array of the same library")
+        if t.kind == "tensor" and t.dtype.name == "bool":
+            return self.boolean_mask(e, parts, k, index, assigned)
         before, after = parts[:k], parts[k + 1:]
         kept = lambda ps: sum(1 for p in ps if p.kind in ("slice", "newaxis"))  # noqa: E731 (dims a part keeps)
         axis = -(1 + kept(after)) if any(p.kind == "ellipsis" for p in before) else kept(before)
@@ -1446,6 +1445,26 @@ class Propagator:
         take.library_bound = True
         e.gather = take
         return self.expr(take, assigned)
+
+    def boolean_mask(self, e: ir.Index | ir.Subscript, parts: list[ir.IndexPart], k: int, mask: ir.Expr,
+                     assigned: set[str]) -> Type:
+        """``x[mask]``, ``x[x > 0]``, ``t[mask, :]``: NumPy's and torch's boolean-mask indexing with a bool
+        mask over x's first dims, as opgen.boolean_mask (same rows, same IndexError for a mask of another
+        shape). Its length depends on the data: the kernel writes at most mask.size rows into an array of
+        that bound and reports how many, and the result is the view of those rows (no copy)."""
+        if k != 0 or not all(p.kind in ("slice", "ellipsis") and not p.exprs for p in parts[1:]):
+            raise self.error(e, "a boolean mask after other indices or before a slice with bounds (x[:, mask], "
+                                "x[mask, 1:]) is not supported by opgen compile: it compiles only as x[mask] over "
+                                "x's first dims", "index in two steps: y = x[:, 1:]; y[mask], or move the masked "
+                                "axis first")
+        select = ir.Op(e.line, "opgen.boolean_mask", [e.base, mask], {}, source="boolean-mask indexing (x[mask])")
+        select.library_bound = True
+        result = self.expr(select, assigned)
+        rows = ir.Op(e.line, "", [select], {}, source="x[mask]: the rows the kernel kept")
+        rows.native, rows.bound = "bounded_rows", [select]
+        rows.type, rows.flavor = result.items[0], e.base.flavor
+        e.gather = rows
+        return rows.type
 
     def subscript(self, e: ir.Subscript, assigned: set[str]) -> Type:
         """Slices of lists and strs; NumPy's basic indexing of arrays (views: ints, slices, ``...``, None)."""

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from opgen.references import INT64_MAX, INT64_MIN, call_reference
-from opgen.spec.model import Overload, Spec
+from opgen.spec.model import Overload, Spec, bounded_results
 from opgen.spec.wide import Unavailable, WideRoute, combine
 from opgen.verify import runner
 from opgen.verify.scale import Budget
@@ -60,8 +60,13 @@ class HonestKernel:
             except Unavailable:
                 self.unavailable += 1
         if isinstance(out, tuple):  # a tuple result: each out from the reference's element at its position
-            for o, value in zip(out, result):
-                o[...] = np.asarray(value, dtype=o.dtype)
+            bounded = set(bounded_results(self.overload))
+            for (name, _), o, value in zip(self.overload.sig.results, out, result):
+                value = np.asarray(value, dtype=o.dtype)
+                if name in bounded:  # x[mask]: its rows fill the first rows of the bound, the rest stays as it was
+                    o[:len(value)] = value
+                else:
+                    o[...] = value
             return out
         if out is not None:
             out[...] = np.asarray(result, dtype=out.dtype)

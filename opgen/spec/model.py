@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import BOUNDED, GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -460,7 +460,36 @@ def _shape_rules(sig: Signature, shape: Any) -> dict[str, ShapeRule]:
             rules[name] = _one_shape_rule(sig, shape[name])
         except ValueError as exc:
             raise ValueError(f"shape.{name}: {exc}") from None
+    _check_bounded(sig, rules)
     return rules
+
+
+def _check_bounded(sig: Signature, rules: dict[str, ShapeRule]) -> None:
+    """A bounded result (BOUNDED: a first dim known only when the kernel has run) comes with exactly
+    one count result: a 0-d int64 tensor under the matching count rule over the same mask."""
+    types = dict(sig.results)
+    for name, rule in rules.items():
+        count_kind = BOUNDED.get(rule.kind)
+        if count_kind is None:
+            continue
+        counts = [n for n, r in rules.items() if r.kind == count_kind]
+        if len(counts) != 1 or rules[counts[0]].source != rule.indices:
+            raise ValueError(f"shape.{name}: a {rule.kind} result's length is known only when the kernel has run; "
+                             f"add one result under {{{count_kind}: {rule.indices}}} that reports it "
+                             f"(-> tuple[{name}: ..., count: tensor[int64]])")
+        if types[counts[0]].dtype.name != "int64":
+            raise ValueError(f"shape.{counts[0]}: the count of {name}'s rows is a tensor[int64], not {types[counts[0]]}")
+    for name, rule in rules.items():
+        if rule.kind in BOUNDED.values() and not any(BOUNDED.get(r.kind) == rule.kind for r in rules.values()):
+            raise ValueError(f"shape.{name}: a {rule.kind} rule reports the length of a bounded result "
+                             f"({', '.join(BOUNDED)}), and this signature has none")
+
+
+def bounded_results(overload: "Overload") -> dict[str, str]:
+    """Each bounded result's name and the name of the result that holds its run-time length."""
+    rules = overload.rules
+    return {name: next(n for n, r in rules.items() if r.kind == BOUNDED[rule.kind])
+            for name, rule in rules.items() if rule.kind in BOUNDED}
 
 
 def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:

@@ -67,6 +67,20 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
     These two join a list of tensors (JOIN): the shim raises NumPy's errors (all ValueError, its
     AxisError among them: an empty list, 0-d elements for concatenate, an axis out of range,
     elements whose ranks or sizes do not fit) before the kernel runs; for those the shape is (0,).
+    boolean_mask {boolean_mask: x, mask: mask}  NumPy's x[mask] with a bool mask of the shape of x's
+                first mask.ndim dims: (count, *x.shape[mask.ndim:]), count the number of true elements.
+                That length depends on the data, so the rule gives its bound, (mask.size,
+                *x.shape[mask.ndim:]): the caller allocates the bound, the kernel writes the first count
+                rows and reports count in the result whose rule is {count_of: mask}, and the caller
+                takes the view of the first count rows (no copy). The shim raises NumPy's IndexError
+                for a mask whose shape does not match x's first dims, before the kernel runs; then the
+                shape is (0,).
+    count_of    {count_of: mask}  the 0-d int64 result holding the length a bounded result (BOUNDED)
+                reaches at run time.
+    Why a bound and a count, not two calls (count, then fill): one pass over the data, one kernel,
+    and the caller's allocation stays a function of shapes only, as for every other rule; the bytes
+    past the count are not part of the result (the gate compares the count exactly and the rows
+    before it; a write past the bound is caught as for any output).
 """
 
 from __future__ import annotations
@@ -86,7 +100,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack
+    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | count_of
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -101,7 +115,7 @@ class ShapeRule:
     dilation: tuple[str, ...] = ()
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
-    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices
+    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices; boolean_mask: the bool mask
     k: str | None = None  # topk: the int param of the selected length
     # concatenate and stack: ``source`` names the list[tensor[...]] parameter, ``axis`` the int one.
     # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
@@ -168,6 +182,17 @@ class ShapeRule:
                     "valid ones only")
         if self.kind in JOIN:
             return self._describe_join()
+        if self.kind == "boolean_mask":
+            x, m = self.source, self.indices
+            return (f"boolean_mask: out is allocated at its bound ({m}.numel(), *{x}.shape[{m}.ndim:]), and the "
+                    f"kernel writes the rows of {x} (each {x}[i] over {x}'s first {m}.ndim dims, in C order) where "
+                    f"{m} is true into out's first rows, in order, and their number into the count result; rows "
+                    f"past the count are not part of the result and must not be written past the bound "
+                    f"(NumPy's {x}[{m}]); opgen's shim has already raised NumPy's IndexError for a {m} whose "
+                    f"shape is not {x}'s first {m}.ndim dims, so the shapes match")
+        if self.kind == "count_of":
+            return (f"count_of: a 0-d int64 result, the number of true elements of {self.source}: the length of "
+                    "the bounded result's first dim")
         return f"same shape as {self.source}"
 
     def _describe_join(self) -> str:
@@ -273,6 +298,11 @@ class ShapeRule:
         if self.kind == "topk":
             shape, _ = topk_shape(tuple(np.shape(args[self.source])), int(args[self.axis]), int(args[self.k]))
             return shape
+        if self.kind == "boolean_mask":
+            shape, _ = boolean_mask_shape(tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])))
+            return shape
+        if self.kind == "count_of":
+            return ()
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
             ax = normalize_axis(int(args[self.axis]), len(shape))
@@ -672,6 +702,25 @@ def join_shape(rule: ShapeRule, shapes: list[tuple[int, ...]], axis: int) -> tup
     return first[:ax] + (total,) + first[ax + 1:], None
 
 
+# A bounded rule kind (its first dim's length is known only when the kernel has run) and the kind
+# of the rule of the 0-d int64 result that reports that length.
+BOUNDED = {"boolean_mask": "count_of"}
+
+
+def boolean_mask_shape(shape: tuple[int, ...], mask: tuple[int, ...]) -> tuple[tuple[int, ...], str | None]:
+    """(the bound of x[mask]'s shape, None) where NumPy accepts a bool mask of shape ``mask`` for an
+    array of shape ``shape``, else ((0,), NumPy's IndexError message); the C++ and Rust shims check
+    the same in the same order and words."""
+    if len(mask) > len(shape):
+        return (0,), (f"too many indices for array: array is {len(shape)}-dimensional, but {len(mask)} "
+                      "were indexed")
+    for i, (n, m) in enumerate(zip(shape, mask)):
+        if n != m and not (n == 1 and m == 0):  # NumPy lets an empty mask dim stand against a dim of 1
+            return (0,), (f"boolean index did not match indexed array along axis {i}; size of axis is {n} but "
+                          f"size of corresponding boolean axis is {m}")
+    return (int(np.prod(mask, dtype=np.int64)),) + tuple(shape[len(mask):]), None
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -773,6 +822,15 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
                 raise ShapeRuleError(f"{kind}: indices must be another tensor parameter than {raw[kind]!r}")
             _need(raw["axis"], int_params, "axis", "int")
             return ShapeRule(kind, source=raw[kind], indices=raw["indices"], axis=raw["axis"])
+    if isinstance(raw, dict) and set(raw) == {"boolean_mask", "mask"}:
+        _need(raw["boolean_mask"], tensor_params, "boolean_mask", "tensor")
+        _need(raw["mask"], tensor_params, "mask", "tensor")
+        if raw["mask"] == raw["boolean_mask"]:
+            raise ShapeRuleError(f"boolean_mask: mask must be another tensor parameter than {raw['mask']!r}")
+        return ShapeRule("boolean_mask", source=raw["boolean_mask"], indices=raw["mask"])
+    if isinstance(raw, dict) and set(raw) == {"count_of"}:
+        _need(raw["count_of"], tensor_params, "count_of", "tensor")
+        return ShapeRule("count_of", source=raw["count_of"])
     if isinstance(raw, dict) and set(raw) == {"pad", "widths", "mode"}:
         _need(raw["pad"], tensor_params, "pad", "tensor")
         _need(raw["widths"], int_list_params or [], "widths", "list[int]")
@@ -798,6 +856,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{tile: <tensor param>, reps: <list[int] param>}, {torch_pad: <tensor param>, pad: <list[int] param>}, "
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
+        "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from opgen.verify.ffi import KernelError
 from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale
 from opgen.spec.dtypes import floating
-from opgen.spec.model import Overload, Spec, load_spec
+from opgen.spec.model import Overload, Spec, bounded_results, load_spec
 from opgen.spec.nativetypes import Signature
 from opgen.verify.compare import Mismatch, Outcome, brief, compare_scalar, compare_tensor, is_array_list
 from opgen.verify.executor import ALIGN, Executor, ExecutorDied, Placed, ProtocolViolation, aligned_bytes, poison, view_into
@@ -422,11 +422,34 @@ class Check:
 
             values = [unplaced(v) for v in values]
         try:
-            return self.kernel(values, out=out), None
+            got = self.kernel(values, out=out)
         except (OverflowError, ZeroDivisionError, ValueError, IndexError, KernelError) as exc:
             # KernelError: an undeclared failure. Nothing else is the kernel's: a bug here must
             # surface as one (kind "harness"), not pass for the kernel's error.
             return None, exc
+        return self.trimmed(got), None
+
+    def trimmed(self, got: Any) -> Any:
+        """A bounded result (opgen.spec.shapes.BOUNDED: x[mask]) as its caller sees it: the view of its
+        first ``count`` rows, ``count`` the kernel's own report, which must lie in [0, the bound]. Rows
+        past it are not part of the result, so every later comparison (the reference, repeats,
+        determinism) sees only these; a write past the bound is caught as for any output (the
+        executor allocates outputs exactly; sanitizer runs see it)."""
+        bounded = bounded_results(self.overload)
+        if not bounded or not isinstance(got, tuple):
+            return got
+        names = [n for n, _ in self.sig.results]
+        got = list(got)
+        for name, count_name in bounded.items():
+            i, c = names.index(name), names.index(count_name)
+            count = np.asarray(got[c])
+            bound = got[i].shape[0]
+            if count.shape != () or not 0 <= int(count) <= bound:
+                raise Mismatch("value", f"result '{count_name}' reports {_short(count)} rows of '{name}', which "
+                               f"holds at most {bound}: a count must be a 0-d int64 in [0, {bound}]",
+                               {**self.last_args(), "result": count_name})
+            got[i] = got[i][:int(count)]
+        return tuple(got)
 
     def prefill(self, ex: _Example, kind: str | None) -> tuple[np.ndarray | tuple[np.ndarray, ...] | None, str | None]:
         """The output buffer as the kernel will find it, and which fill it is. Never the right answer:

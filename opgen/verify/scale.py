@@ -601,6 +601,8 @@ class _Builder:
             yield from self.gather()
         elif kind in JOIN:
             yield from self.joins()
+        elif kind == "boolean_mask":
+            yield from self.masks()
         else:
             yield from self.arrays()
 
@@ -795,6 +797,25 @@ class _Builder:
             made = self.make(f"derived: {label}, {x}{shape}, {ind}{index_shape}, {axis}={ax}", "derived",
                              {x: shape, ind: index_shape}, {axis: ax})
             if made is not None:
+                yield made
+
+    def masks(self) -> Iterator[ScaleCase]:
+        """boolean_mask: a long 1-D run (the mask over every element), the rows of a table of more than
+        65536 rows, model-sized rows, a mask over two leading dims; the mask true at about half the
+        rows (drawn), and in one case at all of them (the count is the bound)."""
+        rule = self.rule
+        x, mask = rule.source, rule.indices
+        long, rows = self.long_size(), TABLE_ROWS + int(self.rng.integers(1, 4096))
+        model = (int(self.rng.choice(AROUND_MODEL[3:12])), int(self.rng.choice([384, 768])))
+        cases = [("one long run", (REDUCTION_LENGTH + long,), 1), ("a table of many rows", (rows, 3), 1),
+                 ("model-sized rows", model, 1), ("two leading dims", (3, long, 5), 2),
+                 ("every row kept", (long, 7), 1)]
+        for label, shape, k in cases:
+            made = self.make(f"derived: {label}, {x}{shape}, {mask}{shape[:k]}", "derived",
+                             {x: shape, mask: shape[:k]})
+            if made is not None:
+                if label == "every row kept":
+                    made.args[mask][...] = True
                 yield made
 
     def joins(self) -> Iterator[ScaleCase]:

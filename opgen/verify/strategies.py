@@ -372,6 +372,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
     if overload.rule is not None and overload.rule.kind in GATHER:
         shapes, moved = _gather_draw(draw, overload)
+    elif overload.rule is not None and overload.rule.kind == "boolean_mask":
+        shapes, moved = _mask_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind in JOIN:
         shapes, moved = {}, draw(join_arguments(overload))
     else:
@@ -565,6 +567,38 @@ def _index_select_shapes(draw: st.DrawFn, overload: Overload, shape: tuple[int, 
         else:
             index_shape = (draw(st.sampled_from([0, 2, 3]), label="count"),)
     return {rule.source: shape, rule.indices: tuple(index_shape)}, {rule.axis: axis}
+
+
+MASK_DENSITIES = (0.0, 0.05, 0.5, 0.95, 1.0)  # none, a few, half, most, all rows kept
+
+
+def _mask_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """x's shape and the mask itself for a boolean_mask rule: the mask over x's first k dims (k from
+    0, a 0-d mask, to x.ndim), true with a drawn density (none, a few, half, most, all: counts of 0
+    and of the whole bound both come up), in any layout. Where the overload declares IndexError, one
+    draw in eight has a mask that does not match: a dim one longer or shorter, or one dim too many."""
+    rule = overload.rule
+    x, mask = rule.source, rule.indices
+    dom_x = overload.domain.get(x, Domain())
+    max_side = dom_x.max_side or 8
+    lo = dom_x.min_dims if dom_x.min_dims is not None else 0
+    hi = dom_x.max_dims if dom_x.max_dims is not None else 4
+    tails = [(n,) for n in TAIL_LENGTHS if lo <= 1 <= hi] + [(3, n) for n in TAIL_LENGTHS if lo <= 2 <= hi]
+    shape = tuple(draw(st.one_of(hnp.array_shapes(min_dims=lo, max_dims=hi, min_side=0, max_side=max_side),
+                                 st.sampled_from(tails) if tails else st.nothing()), label="data shape"))
+    k = draw(st.integers(0, len(shape)), label="mask dims")
+    mask_shape = shape[:k]
+    if any(r.error == "IndexError" for r in overload.raises) and draw(st.integers(0, 7), label="mask mismatch") == 2:
+        if mask_shape and draw(st.booleans(), label="a dim, not the rank"):
+            at = draw(st.integers(0, k - 1), label="mismatched dim")
+            n = mask_shape[at]
+            mask_shape = mask_shape[:at] + (n + 1 if n == 0 or draw(st.booleans()) else n - 1,) + mask_shape[at + 1:]
+        else:
+            mask_shape = shape + (draw(st.integers(0, 3), label="extra dim"),)
+    density = draw(st.sampled_from(MASK_DENSITIES), label="mask density")
+    seed = draw(st.integers(0, 2**32 - 1), label="mask seed")
+    values = np.random.default_rng(seed).random(mask_shape) < density
+    return {x: shape, mask: mask_shape}, {mask: lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))}
 
 
 def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:

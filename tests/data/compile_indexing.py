@@ -127,3 +127,52 @@ def rows_by_uint16(emb: F32, ids: npt.NDArray[np.uint16]) -> F32:
 
 def rows_by_uint32(emb: F32, ids: npt.NDArray[np.uint32]) -> F32:
     return emb[ids]
+
+
+B = npt.NDArray[np.bool_]
+TB = Annotated[torch.Tensor, torch.bool]
+
+
+def masked(x: F32, m: B) -> F32:
+    """x[mask] with a mask over x's first dims (all of them, some, or none: a 0-d mask)."""
+    return x[m]
+
+
+def masked_rows_then_slice(x: F32, m: B) -> F32:
+    """x[mask, :] and x[mask, ...]: the same rows."""
+    return x[m, :] + x[m, ...]
+
+
+def positive(x: F32) -> F32:
+    """x[x > 0]: the mask computed in the function."""
+    return x[x > 0]
+
+
+def positive_total(x: F32) -> F32:
+    """x[x > 0].sum(axis=0): a reduction of a result whose length is known only at run time."""
+    return x[x > 0].sum(axis=0)
+
+
+def masked_int(x: I64, m: B) -> I64:
+    return x[m]
+
+
+def masked_f64(x: npt.NDArray[np.float64], m: B) -> npt.NDArray[np.float64]:
+    return x[m]
+
+
+def masked_bools(x: B, m: B) -> B:
+    return x[m]
+
+
+def masked_view(x: F32, m: B) -> F32:
+    """A mask over a reversed, transposed view."""
+    return x[::-1].T[m]
+
+
+def torch_masked(x: T32, m: TB) -> T32:
+    return x[m]
+
+
+def torch_positive(x: T32) -> T32:
+    return x[x > 0] * 2.0

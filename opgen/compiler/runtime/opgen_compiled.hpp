@@ -191,6 +191,20 @@ class Array {
     return r;
   }
 
+  // A bounded result (opgen.spec.shapes.BOUNDED: x[mask]) as its length: the view of its first
+  // `count` rows, `count` the 0-d int64 the kernel reported (the shim has checked it lies in
+  // [0, shape[0]]). No copy: compact strides stay compact, and the buffer is handed over as it is.
+  Array first_rows(const Array& count) const {
+    if (shape_.empty() || count.ndim() != 0 || count.dtype_.code != 0 || count.dtype_.bits != 64)
+      raise(ErrorKind::Internal, "first_rows: a bounded result and its 0-d int64 count are expected");
+    int64_t n = 0;
+    std::memcpy(&n, count.data_, sizeof n);
+    if (n < 0 || n > shape_[0]) raise(ErrorKind::Internal, "a kernel's count lies outside its result's bound");
+    Array r = *this;
+    r.shape_[0] = n;
+    return r;
+  }
+
   // Hand the result to the host: malloc'ed data and shape (freed with opgen_free), compact
   // strides. An owned, contiguous, unshared buffer is handed over without a copy.
   void release_into(opgen_tensor* out) {
@@ -546,6 +560,23 @@ inline std::vector<int64_t> shape_take(const Array& a, const Array& indices, int
   if (x[k] == 0 && numel != 0) return {0};
   return s;
 }
+
+// opgen.boolean_mask (opgen.spec.shapes.boolean_mask_shape): x[mask]'s bound, (mask.size,
+// *x.shape[mask.ndim:]), where NumPy accepts the mask's shape; {0} where it does not (the kernel's
+// shim then raises NumPy's IndexError). The kernel reports how many rows it kept (Array::first_rows).
+inline std::vector<int64_t> shape_boolean_mask(const Array& x, const Array& mask) {
+  if (mask.ndim() > x.ndim()) return {0};
+  for (int d = 0; d < mask.ndim(); ++d) {
+    const int64_t n = x.shape()[static_cast<size_t>(d)], m = mask.shape()[static_cast<size_t>(d)];
+    if (n != m && !(n == 1 && m == 0)) return {0};
+  }
+  std::vector<int64_t> s{mask.numel()};
+  s.insert(s.end(), x.shape().begin() + mask.ndim(), x.shape().end());
+  return s;
+}
+
+// The count a bounded result's kernel reports: a 0-d int64.
+inline std::vector<int64_t> shape_count_of(const Array&) { return {}; }
 
 // numpy.take_along_axis: arr's and indices' broadcast on every dim but axis, indices' length along it.
 inline std::vector<int64_t> shape_take_along_axis(const Array& arr, const Array& indices, int64_t axis) {

@@ -18,7 +18,7 @@ import re
 from opgen.spec.abi import c_params, c_symbol, kernel_name, out_local, rust_ident
 from opgen.errors import OpgenError
 from opgen.spec.nativetypes import NativeType
-from opgen.spec.model import Overload, Spec
+from opgen.spec.model import Overload, Spec, bounded_results
 from opgen.spec.shapes import GATHER, JOIN, MOVEMENT, PAD_MODES
 from opgen.spec.abi import rust_declaration
 
@@ -117,7 +117,10 @@ def render_rust_shim(spec: Spec, overload: Overload) -> str:
         for name, _ in sig.results:
             body.append(f"opgen::shim::check_disjoint(&{out_local(name)}, &opgen_spans)?;" if lists else
                         f"opgen::shim::check_disjoint(&{out_local(name)}, &[{', '.join(spans)}])?;")
-        body.append(call)
+        if bounded_results(overload):
+            body += [f"{call}?;", *_bounded_check(overload), "Ok(())"]
+        else:
+            body.append(call)
     elif r.kind == "list":
         e = r.elem.name
         rust_elem = {"int": "i64", "float": "f64", "bool": "bool", "str": "String"}[e]
@@ -192,12 +195,47 @@ def _topk_rule(rule) -> list[str]:
     ]
 
 
+def _boolean_mask_rule(rule) -> list[str]:
+    """boolean_mask: NumPy's IndexErrors, in its order and words (opgen.spec.shapes.boolean_mask_shape;
+    NumPy accepts a mask dim of 0 against a dim of 1), then out's bound: (mask.numel(), *x.shape[mask.ndim:])."""
+    x, m = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
+    return [
+        f"if {m}.ndim() > {x}.ndim() {{ return Err(opgen::Error::index(format!(\"too many indices for array: "
+        f"array is {{}}-dimensional, but {{}} were indexed\", {x}.ndim(), {m}.ndim()))); }}",
+        f"for opgen_d in 0..{m}.ndim() {{",
+        f"    if {m}.size(opgen_d) != {x}.size(opgen_d) && !({x}.size(opgen_d) == 1 && {m}.size(opgen_d) == 0) {{ "
+        f"return Err(opgen::Error::index(format!(\"boolean index did not match indexed array along axis {{}}; size "
+        f"of axis is {{}} but size of corresponding boolean axis is {{}}\", opgen_d, {x}.size(opgen_d), "
+        f"{m}.size(opgen_d)))); }}",
+        "}",
+        f"let mut opgen_s = vec![{m}.numel()];",
+        f"opgen_s.extend_from_slice(&{x}.shape()[{m}.ndim()..]);",
+        "opgen::shim::check_output(&opgen_out, &opgen_s)?;",
+    ]
+
+
+def _bounded_check(overload: Overload) -> list[str]:
+    """After the kernel: each bounded result's count within [0, the bound] (the C++ shim's check)."""
+    lines = []
+    for name, count in bounded_results(overload).items():
+        c, v = out_local(count), out_local(name)
+        lines.append(f"let opgen_count = {c}.as_slice()[0];")
+        lines.append(f"if opgen_count < 0 || opgen_count as usize > {v}.shape()[0] {{ return Err(opgen::Error::internal("
+                     f"format!(\"the kernel reported a {count} of {{}} rows, outside [0, {{}}]\", opgen_count, "
+                     f"{v}.shape()[0]))); }}")
+    return lines
+
+
 def _shape_rule(overload: Overload, rule=None) -> list[str]:
     """Rust that checks `out` against the shape rule and aligns inputs for the kernel
     (the same checks and messages as the C++ shim's)."""
     rule = rule or overload.rule
     if rule.kind == "topk":
         return _topk_rule(rule)
+    if rule.kind == "boolean_mask":
+        return _boolean_mask_rule(rule)
+    if rule.kind == "count_of":  # a 0-d int64 the kernel writes
+        return ["opgen::shim::check_output(&opgen_out, &[])?;"]
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "pool2d":
         return _pool2d_rule(rule)
