@@ -24,7 +24,7 @@ def sum_of_positive(x: F32) -> F32:
 def mean_of_positive(x: F32) -> F32:
     """The mean of the positive values, 0 when there are none (a sparsity statistic)."""
     pos = x[x > 0]
-    return pos.sum(axis=0) / max(pos.size, 1)
+    return pos.sum(axis=0) / float(max(pos.size, 1))
 
 
 def confident_tokens(emb: F32, scores: F32, threshold: float) -> F32:
