@@ -161,8 +161,8 @@ class SealedUnit:
     sources: tuple[tuple[str, str], ...]  # (name, text): the members and the job's headers
     flags: tuple[str, ...]
 
-    @property
-    def key(self) -> str:
+    @functools.cached_property
+    def key(self) -> str:  # hashed once: build() asks for it per library and per log read
         h = hashlib.sha256(b"sealed-unit\0")
         tc = toolchain()
         h.update(json.dumps([tc["cxx_version"], tc["isa"], list(self.flags), list(self.members)]).encode())
@@ -339,7 +339,7 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
             for name, text in job.sources.items():
                 if name not in members:
                     _write_if_changed(out_dir / name, text)
-        run_ninja(root, _ninja_text(pending, root), parallel)
+        run_ninja(root, _ninja_text([(job, units_of[job.key]) for job in pending], root), parallel)
 
     built_here = build_unclaimed(root, [k for k in by_key if k in linkable],
                                  lambda key: (root / key / "lib.so").exists(), compile_keys)
@@ -410,10 +410,10 @@ def _unit_ninja_text(units: list[tuple[str, SealedUnit]], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
+def _ninja_text(jobs: list[tuple[BuildJob, list[SealedUnit]]], root: Path) -> str:
     """Each library: its own sources compiled in its directory, linked with its units' objects."""
     lines = _rules()
-    for job in jobs:
+    for job, units in jobs:
         d = root / job.key
         flags = " ".join(job.flags)
         members = {name for group in job.sealed for name in group}
@@ -424,7 +424,7 @@ def _ninja_text(jobs: list[BuildJob], root: Path) -> str:
             obj = d / (name + ".o")
             objs.append(str(obj))
             lines += [f"build {obj}: cxx {d / name}", f"  flags = {flags}"]
-        objs += [str(root / unit.key / "sealed.o") for unit in sealed_units(job)]
+        objs += [str(root / unit.key / "sealed.o") for unit in units]
         lines += [f"build {d / 'lib.so'}: link {' '.join(objs)}", f"  flags = {' '.join(job.link_flags)}"]
     return "\n".join(lines) + "\n"
 
