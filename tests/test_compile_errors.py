@@ -69,8 +69,8 @@ UNSUPPORTED = [
     ("mixed or", "def f(a: int, s: str) -> bool:\n    return bool(a or s)\n", 1,
      "`or` of int, str: Python gives back one of the operands", "compare explicitly"),
     ("is", "def f(a: int, b: int) -> bool:\n    return a is b\n", 1, "the `is` operator is not supported", "=="),
-    ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[x > 0]\n", 1,
-     "boolean-mask indexing (x[mask]) is not supported", "np.where"),
+    ("mask index", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x[:, x[0] > 0]\n", 1,
+     "a boolean mask after other indices", "two steps"),
     ("uint64 index array", "def f(x: npt.NDArray[np.float32], i: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:\n"
      "    return x[i]\n", 1, "indexing with a tensor[uint64] array: opgen compile takes int64, int32", "int64 array"),
     ("tuple", "def f(x: int) -> int:\n    return x, x\n", 1, "f returns a tuple, but is annotated -> int",
