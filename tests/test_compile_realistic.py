@@ -272,6 +272,18 @@ CASES: dict[str, Case] = {
     "sum_of_positive": Case(rtol=1e-5, atol=1e-5),
     "mean_of_positive": Case(rtol=1e-5, atol=1e-5),
     "confident_tokens": Case(rows_and_scores()),
+    # Whole-array reductions: the kernel adds in its own order (NumPy's is pairwise).
+    "l2_norm": Case(rtol=1e-5, atol=1e-5),
+    "total_energy": Case(rtol=1e-5, atol=1e-5),
+    "mean_confidence": Case(rtol=1e-5, atol=1e-5),
+    "embedding_norm": Case(rtol=1e-5, atol=1e-5),
+    # Distinct whole numbers: a std of at least 0.5 (or 0 for one element, where x - mean is exactly 0),
+    # so the division does not magnify the summation order's last-bit differences.
+    "standardize": Case(st.tuples(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.integers(-100, 100).map(float),
+                                             unique=True)), rtol=1e-5, atol=1e-5),
+    # Scale factors near 1: a product far from float32's overflow, where the order would decide inf.
+    "scale_product": Case(st.tuples(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.floats(0.5, 2, width=32))),
+                          rtol=1e-5, atol=1e-30),
     "drop_padding": Case(ids_and_attention()),
 }
 

@@ -360,6 +360,8 @@ class _Emitter:
             return self.value(e.bound[0])
         if isinstance(e, ir.Op) and e.native == "bounded_rows":  # x[mask]: the rows the kernel kept
             return self._bounded_rows(e.bound[0], ctype)
+        if isinstance(e, ir.Op) and e.native == "array_scalar":  # a.item(): the array_scalar builtin it holds
+            return self.value(e.bound[0])
         if isinstance(e, ir.Op) and e.native == "tuple_item":  # torch.topk(x, k).values
             return self._tuple_item(e.bound[0], e.bound[1].value, ctype)
         if isinstance(e, ir.Op) and e.native:  # xs + ys, [0] * n: moved by the compiler, no kernel
@@ -635,6 +637,9 @@ class _Emitter:
             call = f"opgen::compiled::dim_size({arg}, {args[1]})"
         elif name == "checked_shape":
             call = f"opgen::compiled::checked_shape({arg}, {args[1]}, {args[2]})"
+        elif name == "array_scalar":  # float(a), int(a), bool(a), a.item(): the one element, checked as NumPy
+            how = {"float": 0, "int": 0, "bool": 1, "item": 2}[e.args[1].value]
+            call = f"opgen::compiled::array_scalar<{ctype}>({arg}, {how}, {args[1]})"
         elif name == "index_array":  # x[[0, 2]]: the list as an int64 array
             call = f"opgen::compiled::index_array({arg})"
         elif name == "not":

@@ -853,6 +853,7 @@ class Propagator:
                                     "default is None (it is then the omitted argument)", "leave the argument out")
             if isinstance(a, ir.ListLit):  # np.concatenate([a, b]): a list of arrays may be passed here
                 a.library_argument = True
+        self.reduce_all(e)
         args = [self.expr(a, assigned) for a in e.args]
         if e.op in EXACT_COMPARISONS and FLOAT in args:
             # `x > 0` on a float: the int constant becomes the float it equals exactly, as Python compares.
@@ -896,6 +897,42 @@ class Propagator:
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
         return _result_type(r.overload.sig.returns)
+
+    def reduce_all(self, e: ir.Op) -> None:
+        """``np.sum(x)``, ``x.mean()``, ``np.argmax(logits)``, ``np.max(x, axis=None)``: a reduction with its axis
+        omitted (the library binding leaves out an axis=None, the library's default) reduces every element, as
+        NumPy and torch do. The specs describe the axis form only, so the call is lowered to it: the array
+        flattened to 1-D in C order (numpy.reshape(a, [-1]), NumPy's flat order: argmax's index is into it)
+        reduced over axis 0, which gives the 0-d result of the dtype the axis form gives, and an empty array's
+        behaviour of an empty axis (sum 0, max's ValueError). Which parameter is the array and which the axis
+        is the spec's data: its overloads' reduce shape rule ({reduce: a, axis: axis}). The flattening is a
+        copy; a reduction is O(n) anyway."""
+        spec = spec_named(self.resolver.specs, e.op)
+        if spec is None or e.native:
+            return
+        rules = {(o.rule.source, o.rule.axis, o.rule.keepdims) if o.rule is not None and o.rule.kind == "reduce"
+                 else None for o in spec.overloads}
+        if len(rules) != 1 or None in rules:
+            return
+        array, axis, keep = rules.pop()
+        names = [p.name for p in spec.overloads[0].sig.params]
+        given = dict(zip(names, e.args)) | e.kwargs
+        if axis in given or array not in given:
+            return
+        if keep is not None and keep in given and not _is_default(given[keep], False):
+            raise self.error(e, f"{e.source}: {keep}=True with no axis (every element reduced) is not supported by "
+                                "opgen compile", f"leave {keep} out, and reshape the 0-d result if the dims of 1 "
+                                                 "are needed")
+        if spec.overloads[0].sig.returns.is_tuple:
+            # torch.max(t) is the values alone, and raises RuntimeError on an empty tensor where the dim form
+            # raises IndexError: compiled code raises no RuntimeError.
+            raise self.error(e, f"{e.source}: {e.op} of the whole tensor (no {axis}) is not supported by opgen "
+                                "compile", f"pass {axis} on a flattened tensor, e.g. torch.max(t.reshape(-1), 0).values")
+        flat = ir.Op(e.line, "numpy.reshape", [given[array], ir.ListLit(e.line, [ir.Const(e.line, -1)])], {},
+                     f"{e.source}: the array flattened")
+        flat.library_bound = True  # the native (a, shape): no library signature to bind
+        e.args = []
+        e.kwargs = {array: flat, axis: ir.Const(e.line, 0), **{k: v for k, v in given.items() if k != array}}
 
     def format_bool(self, e: ir.Op, args: list[Type], assigned: set[str]) -> None:
         """format(flag, spec): bool's __format__ is str(flag) ("True") for the empty spec and int's
@@ -1065,6 +1102,12 @@ class Propagator:
         if e.op:  # bound on an earlier pass over this loop or branch: the receiver is in e.args now
             return self.op(e, assigned)
         receiver = self.expr(e.receiver, assigned)
+        if receiver.kind == "tensor" and not e.attribute and e.method == "item":  # a.item(): the Python number
+            if e.args or e.kwargs:
+                raise self.error(e, f"{e.source}: item() with indices is not supported by opgen compile",
+                                 "index first, then convert: float(a[i, j])")
+            e.native, e.bound = "array_scalar", [self.array_scalar(e.receiver, receiver, "item")]
+            return e.bound[0].type
         if receiver.kind == "tensor" and not e.attribute and casts.is_cast(e.method):
             return self.cast(e, receiver, assigned)
         if isinstance(receiver, TupleType):
@@ -1197,10 +1240,15 @@ class Propagator:
             return t
         if name == "axes_view":
             return self.axes_view(e, assigned)
+        if name == "array_scalar":  # made below, typed again on a later pass over a loop
+            return self.scalar_of(self.expr(e.args[0], assigned))
         arity = {"size_of": 2, "in": 2}.get(name, 1)
         if len(e.args) != arity or e.kwargs:
             raise self.error(e, f"{name}() takes {arity} positional argument{'s' if arity > 1 else ''} here")
         t = self.expr(e.args[0], assigned)
+        if name in ("float", "int", "bool", "not") and t.kind == "tensor":
+            e.args[0] = self.array_scalar(e.args[0], t, "bool" if name == "not" else name)
+            t = e.args[0].type
         if name == "len":
             if t.kind in ("list", "tensor") or t == STR or isinstance(t, DictType):
                 return INT
@@ -1245,6 +1293,27 @@ class Propagator:
             raise self.error(e, f"abs() of {t} is not supported by opgen compile",
                              "abs() takes an int or float; use np.abs for arrays")
         raise AssertionError(name)
+
+    def array_scalar(self, e: ir.Expr, t: Type, how: str) -> ir.Expr:
+        """``float(a)``, ``int(a)``, ``bool(a)``, ``a.item()`` of an array: its one element as the Python number of
+        its dtype's kind (a float, an int, a bool), which float()/int()/bool() then convert as for any number.
+        NumPy 2 converts with float() and int() only a 0-d array (else TypeError), and bool() and item() an
+        array of one element of any rank (else ValueError): the runtime checks as NumPy does (``how``).
+        torch raises RuntimeError instead, which compiled code does not raise: refused for torch tensors."""
+        if e.flavor == flavor.TORCH:
+            raise self.error(e, f"{how}() of a torch tensor is not supported by opgen compile (torch raises "
+                                "RuntimeError for a tensor of more than one element, which compiled code does not "
+                                "raise)", "return the 0-d tensor, and convert it in the caller")
+        scalar = ir.Builtin(e.line, "array_scalar", [e, ir.Const(e.line, how)])
+        scalar.args[1].type = STR
+        scalar.type = self.scalar_of(t)
+        return scalar
+
+    @staticmethod
+    def scalar_of(t: Type) -> Type:
+        """The Python number an element of a ``t`` array converts to."""
+        name = t.dtype.name
+        return BOOL if name == "bool" else FLOAT if name.startswith(("float", "bfloat")) else INT
 
     def dict_get(self, e: ir.Builtin, assigned: set[str]) -> Type:
         """``d.get(k, default)``: the value, or the default where the key is missing (of one type: the
@@ -1583,6 +1652,9 @@ class Propagator:
     def condition(self, e: ir.Expr, assigned: set[str]) -> ir.Expr:
         """An if/while test or a comprehension's filter: a bool, or Python's truthiness of a value."""
         t = self.expr(e, assigned)
+        if t.kind == "tensor":  # `if (x > 0).any():`: NumPy's bool() of an array of one element
+            e = self.array_scalar(e, t, "bool")
+            t = e.type
         if t == BOOL:
             return e
         self.truthy(e, t)

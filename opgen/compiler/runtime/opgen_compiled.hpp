@@ -1055,6 +1055,37 @@ template <class T> const std::vector<T>& unpack(const std::vector<T>& xs, size_t
   return xs;
 }
 
+// float(a), int(a), bool(a), a.item() of an array: its one element as the Python number T (double,
+// int64_t or bool; the compiler picks T from the dtype's kind). NumPy 2 checks first: float() and int()
+// (how 0) take only a 0-d array (TypeError), bool() (how 1) and item() (how 2) an array of one element
+// of any rank (ValueError, bool()'s words differing for an empty array).
+template <class T>
+inline T array_scalar(const Array& a, int how, const std::string& name) {
+  const int64_t n = a.numel();
+  if (how == 0 && a.ndim() != 0) raise(TypeError, "only 0-dimensional arrays can be converted to Python scalars");
+  if (how == 1 && n == 0)
+    raise(ErrorKind::Value, "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that "
+                            "an array is not empty.");
+  if (how == 1 && n != 1)
+    raise(ErrorKind::Value, "The truth value of an array with more than one element is ambiguous. Use a.any() "
+                            "or a.all()");
+  if (n != 1) raise(ErrorKind::Value, "can only convert an array of size 1 to a Python scalar");
+  const opgen_dtype dt = a.dtype();
+  const void* p = a.view().data;  // every index of a one-element array is 0: the element is at data
+  auto load = [p](auto v) { std::memcpy(&v, p, sizeof v); return v; };
+  if (dt.code == 2 && dt.bits == 64) return static_cast<T>(load(double{}));
+  if (dt.code == 2 && dt.bits == 32) return static_cast<T>(load(float{}));
+  if (dt.code == 2 && dt.bits == 16) return static_cast<T>(static_cast<double>(load(_Float16{})));
+  if (dt.code == 4 && dt.bits == 16) return static_cast<T>(to_float(load(bfloat16{})));
+  if (dt.code == 0 && dt.bits == 64) return static_cast<T>(load(int64_t{}));
+  if (dt.code == 0 && dt.bits == 32) return static_cast<T>(load(int32_t{}));
+  if (dt.code == 0 && dt.bits == 16) return static_cast<T>(load(int16_t{}));
+  if (dt.code == 0 && dt.bits == 8) return static_cast<T>(load(int8_t{}));
+  if (dt.code == 1 && dt.bits == 8) return static_cast<T>(load(uint8_t{}));
+  if (dt.code == 6 && dt.bits == 8) return static_cast<T>(load(uint8_t{}) != 0);
+  raise(ErrorKind::Internal, name + "() of an array of this dtype is not supported");
+}
+
 // len(x), x.size and torch's x.size(d) of an array.
 inline int64_t array_len(const Array& a) {
   if (a.ndim() == 0) raise(TypeError, "len() of unsized object");
