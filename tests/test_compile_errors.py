@@ -96,8 +96,8 @@ UNSUPPORTED = [
      "too many values to unpack (expected 2, got 3)", "match the names"),
     ("range float", "def f(x: float) -> int:\n    n = 0\n    for i in range(x):\n        n += i\n    return n\n", 2,
      "range() takes ints, not a float", "pass ints"),
-    ("array truth", "def f(x: npt.NDArray[np.float32]) -> int:\n    return 1 if x else 0\n", 1,
-     "the truth value of a tensor[float32] is not supported", "np.any"),
+    ("reduction keepdims without axis", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"
+     "    return np.max(x, keepdims=True)\n", 1, "keepdims=True with no axis", "leave keepdims out"),
     ("non-literal constant", "def f(x: float) -> float:\n    return x * SCALE\n", 1,
      "SCALE (module level, line 5) is not a literal constant", "pass it as a parameter"),
     ("unannotated", "def f(x) -> int:\n    return 1\n", 0, "parameter 'x' has no type annotation", "annotate with int"),

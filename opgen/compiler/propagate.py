@@ -1300,7 +1300,7 @@ class Propagator:
         NumPy 2 converts with float() and int() only a 0-d array (else TypeError), and bool() and item() an
         array of one element of any rank (else ValueError): the runtime checks as NumPy does (``how``).
         torch raises RuntimeError instead, which compiled code does not raise: refused for torch tensors."""
-        if e.flavor == flavor.TORCH:
+        if e.flavor != flavor.NUMPY:  # torch's, or an array of no known library (a torch op's tuple item)
             raise self.error(e, f"{how}() of a torch tensor is not supported by opgen compile (torch raises "
                                 "RuntimeError for a tensor of more than one element, which compiled code does not "
                                 "raise)", "return the 0-d tensor, and convert it in the caller")
