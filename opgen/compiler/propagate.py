@@ -917,8 +917,8 @@ class Propagator:
         array, axis, keep = rules.pop()
         names = [p.name for p in spec.overloads[0].sig.params]
         given = dict(zip(names, e.args)) | e.kwargs
-        if axis in given or array not in given:
-            return
+        if axis in given or array not in given or any(o.sig.param(axis).has_default for o in spec.overloads):
+            return  # an axis given, or a spec default saying which axis an omitted one is
         if keep is not None and keep in given and not _is_default(given[keep], False):
             raise self.error(e, f"{e.source}: {keep}=True with no axis (every element reduced) is not supported by "
                                 "opgen compile", f"leave {keep} out, and reshape the 0-d result if the dims of 1 "
