@@ -762,8 +762,14 @@ class _Builder:
         n = self.long_size()
         if self.sig.param(start).type.name == "int":
             cases = [(0, n, 1), (-7, 3 * n - 7, 3), (n, -5, -2)]
-        else:  # steps a float represents exactly and one it rounds, as positional encodings use
-            cases = [(0.0, float(n), 1.0), (-1.5, n * 0.25 - 1.5, 0.25), (n * 0.1, -2.0, -0.1)]
+        else:  # steps a float represents exactly and ones it rounds (positional encodings' exponents)
+            steps = [1.0, 0.25, -0.1]
+            dom = self.dom(step)
+            if dom.choices is not None:  # the step stays in its domain; the bounds grow the length
+                allowed = sorted((float(c) for c in dom.choices if float(c) != 0.0), key=abs)
+                steps = [allowed[-1], allowed[0], next((c for c in allowed if c < 0), allowed[-1])]
+            cases = [(0.0, n * abs(steps[0]), steps[0]), (-1.5, n * abs(steps[1]) - 1.5, steps[1]),
+                     (n * abs(steps[2]), -2.0, steps[2]) if steps[2] < 0 else (-2.0, n * steps[2], steps[2])]
         for a, b, c in cases:
             made = self.make(f"derived: arange({a}, {b}, {c})", "derived", {}, {start: a, stop: b, step: c})
             if made is not None:
