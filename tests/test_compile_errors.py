@@ -128,6 +128,15 @@ UNSUPPORTED = [
      "parameter 'x': float | None may be None", "neutral value"),
     ("Optional result", "def f(x: float) -> 'float | None':\n    return None\n", 0,
      "the return value of f: float | None may be None", "compile one function for each case"),
+    # array creation (opgen/compiler/creation.py): what has no native counterpart
+    ("creation keyword", "def f(n: int) -> npt.NDArray[np.float64]:\n    return np.zeros(n, order='F')\n", 1,
+     "order= has no counterpart in the native numpy.zeros", "leave it out"),
+    ("creation dtype not a constant", "def f(n: int, t: str) -> npt.NDArray[np.float64]:\n"
+     "    return np.ones(n, dtype=t)\n", 1, "the dtype must be a constant such as np.float32", "write the dtype itself"),
+    ("float torch.arange", "import torch\ndef f(n: int) -> npt.NDArray[np.float32]:\n"
+     "    return torch.arange(0.0, 1.0, 0.1)\n", 2, "torch.arange with a float result is not supported", "np.arange"),
+    ("creation shape of floats", "def f(x: float) -> npt.NDArray[np.float64]:\n    return np.zeros(x)\n", 1,
+     "the shape must be an int or a list/tuple of ints (got float)", "write the sizes as ints"),
 ]
 
 

@@ -285,6 +285,23 @@ CASES: dict[str, Case] = {
     "scale_product": Case(st.tuples(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.floats(0.5, 2, width=32))),
                           rtol=1e-5, atol=1e-30),
     "drop_padding": Case(ids_and_attention()),
+    # Created arrays: sizes small enough to allocate (negative ones are NumPy's ValueError; torch raises
+    # RuntimeError for those, and for an arange whose bounds and step disagree, so the torch functions
+    # meet sizes of 0 and up), square scores for a causal mask, 1-d ids and 2-d batches.
+    "causal_bias": Case(st.tuples(st.integers(0, 2), st.integers(0, 4)).flatmap(
+        lambda bn: st.tuples(hnp.arrays(np.float32, (bn[0], bn[1], bn[1]), elements=st.floats(-10, 10, width=32))
+                             .map(torch.from_numpy)))),
+    "causal_keep": Case(st.tuples(st.integers(0, 6))),
+    "sinusoidal_positions": Case(st.tuples(st.integers(-1, 6), st.integers(1, 9)), rtol=2e-5, atol=2e-6),
+    "one_hot": Case(st.tuples(hnp.arrays(np.int64, st.integers(0, 6), elements=st.integers(-1, 5)),
+                              st.integers(-1, 5))),
+    "running_total": Case(st.tuples(hnp.arrays(np.float32, st.tuples(st.integers(0, 4), st.integers(0, 4)),
+                                               elements=st.floats(-10, 10, width=32)))),
+    "centred": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
+                                         elements=st.floats(-10, 10, width=32))), rtol=2e-5, atol=2e-6),
+    "uniform_weights": Case(st.tuples(st.integers(-2, 8))),
+    "position_ids": Case(st.tuples(st.integers(0, 6), st.integers(0, 10))),
+    "countdown": Case(st.tuples(st.integers(-3, 20), st.integers(-3, 4))),
 }
 
 

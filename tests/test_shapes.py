@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -122,3 +124,44 @@ def test_elementwise_output_shape_matches_numpy(shapes):
     rule = parse_shape_rule("elementwise", ["a", "b", "c"], [])
     a, b, c = shapes.input_shapes
     assert rule.output_shape(arrays(a=a, b=b, c=c), ["a", "b", "c"]) == np.broadcast_shapes(a, b, c)
+
+
+# --------------------------------------------------------------- creation rules (sized, arange)
+
+@pytest.mark.parametrize("raw, kwargs, message", [
+    ({"sized": "n"}, {"int_params": ["n"]}, "sized: 'n' is not a list[int] parameter"),
+    ({"sized": "shape"}, {"tensor_params": ["a"], "int_list_params": ["shape"]}, "takes no tensor"),
+    ({"arange": ["start", "stop"]}, {"int_params": ["start", "stop"]}, "give the three parameters"),
+    ({"arange": "start"}, {"int_params": ["start"]}, "give the three parameters"),
+    ({"arange": ["start", "stop", "step"]}, {"int_params": ["start", "stop"], "float_params": ["step"]},
+     "must all be int parameters or all float parameters"),
+])
+def test_creation_rule_parse_errors(raw, kwargs, message):
+    args = {"tensor_params": [], "int_params": [], **kwargs}
+    with pytest.raises(ShapeRuleError, match=re.escape(message)):
+        parse_shape_rule(raw, args.pop("tensor_params"), args.pop("int_params"), **args)
+
+
+def test_sized_is_the_list_with_numpys_errors():
+    from opgen.spec.shapes import creation_shape
+    rule = parse_shape_rule({"sized": "shape"}, [], [], int_list_params=["shape"])
+    assert rule.output_shape({"shape": [2, 0, 3]}, []) == (2, 0, 3) == np.zeros((2, 0, 3)).shape
+    assert rule.output_shape({"shape": []}, []) == ()
+    assert creation_shape(rule, {"shape": [2, -1]}) == ((0,), ("ValueError", "negative dimensions are not allowed"))
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        np.zeros((2, -1))
+
+
+@pytest.mark.parametrize("bounds", [(0, 5, 1), (5, 0, 1), (5, 0, -2), (-7, 7, 3), (0.0, 1.0, 0.1), (1.0, 9.0, 0.1),
+                                    (2.5, -2.5, -0.3), (0.0, 0.0, 1.0), (3, 4, 7)])
+def test_arange_length_is_numpys(bounds):
+    rule = parse_shape_rule({"arange": ["start", "stop", "step"]}, [], ["start", "stop", "step"])
+    assert rule.output_shape(dict(zip(["start", "stop", "step"], bounds)), []) == np.arange(*bounds).shape
+
+
+def test_arange_step_zero_is_zero_division():
+    from opgen.spec.shapes import arange_length
+    assert arange_length(0, 5, 0) == (0, ("ZeroDivisionError", "division by zero"))
+    with pytest.raises(ZeroDivisionError):
+        np.arange(0, 5, 0)
+    assert arange_length(0.0, float("inf"), 1.0)[1] == ("ValueError", "arange: cannot compute length")

@@ -797,6 +797,10 @@ def _shape_rule(o: Overload, rule=None) -> str:
     tensors = [p.name for p in o.sig.tensor_params]
     if rule.kind == "same_as":
         return f"opgen::compiled::shape_same_as({rule.source})"
+    if rule.kind == "sized":
+        return f"opgen::compiled::shape_sized({rule.dims})"
+    if rule.kind == "arange":
+        return f"opgen::compiled::shape_arange({', '.join(rule.bounds)})"
     if rule.kind == "reduce" and rule.keepdims is not None:
         return f"opgen::compiled::shape_reduce({rule.source}, {rule.axis}, {rule.keepdims})"
     if rule.kind == "reduce":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from opgen.compiler import casts, flavor, ir, promotion
+from opgen.compiler import casts, creation, flavor, ir, promotion
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -537,7 +537,8 @@ class Propagator:
             raise self.error(e, "a tuple value here is not supported by opgen compile", "unpack it, or use a list")
         if isinstance(e, ir.DTypeConst):
             raise self.error(e, f"the dtype {e.source} as a value is supported only as a cast's dtype "
-                                f"(x.astype({e.source}), x.to({e.source}))",
+                                f"(x.astype({e.source}), x.to({e.source})) and as dtype= of np.zeros, ones, full "
+                                "and arange (and torch's)",
                              "cast the array with astype or to; other calls take the dtype of their inputs")
         if isinstance(e, ir.Iteration):
             raise self.error(e, f"{e.kind}() is supported only where Python iterates over it",
@@ -845,6 +846,11 @@ class Propagator:
         return [value] * n  # an int: the same on every dim, as torch takes it
 
     def op(self, e: ir.Op, assigned: set[str]) -> Type:
+        if not e.library_bound and creation.is_creation(e.op):  # np.zeros((n, d), dtype=...): creation.py
+            try:
+                creation.prepare(e, lambda a: self.expr(a, assigned))
+            except creation.CreationError as exc:
+                raise self.error(e, str(exc), exc.hint) from None
         if not e.library_bound:
             self.bind_library(e)
         for a in [*e.args, *e.kwargs.values()]:

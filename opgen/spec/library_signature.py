@@ -82,6 +82,8 @@ def _signatures(name: str) -> tuple[LibrarySignature, ...]:
     root = name.split(".", 1)[0]
     if root == "opgen":
         return ()
+    if name in _DOCUMENTED and root == "torch":
+        return (LibrarySignature(name, tuple(_param(p) for p in _DOCUMENTED[name].parameters.values()), "documented"),)
     if root == "Tensor" or (root == "torch" and not _has_python_signature(name)):
         return _aten(name)
     fn = _resolve(name)
@@ -109,6 +111,25 @@ _DOCUMENTED = {
     f"str.{m}": _positional_only(("self", EMPTY), (arg, EMPTY), ("start", None), ("end", None))
     for m, arg in (("startswith", "prefix"), ("endswith", "suffix"))
 }
+
+
+def _torch_factory(*positional: inspect.Parameter) -> inspect.Signature:
+    """A torch factory's signature as its documentation writes it (``torch.zeros(*size, *, out=None,
+    dtype=None, layout=torch.strided, device=None, requires_grad=False)``): ATen's schemas of these take
+    no tensor, so _aten finds none to read."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Signature([*positional, *(inspect.Parameter(n, kw, default=d) for n, d in (
+        ("out", None), ("dtype", None), ("layout", None), ("device", None), ("requires_grad", False)))])
+
+
+_VAR, _POS = inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_OR_KEYWORD
+_DOCUMENTED.update({
+    "torch.zeros": _torch_factory(inspect.Parameter("size", _VAR)),
+    "torch.ones": _torch_factory(inspect.Parameter("size", _VAR)),
+    "torch.full": _torch_factory(inspect.Parameter("size", _POS), inspect.Parameter("fill_value", _POS)),
+    # torch.arange(start=0, end, step=1): one positional argument is end, as Python's range
+    "torch.arange": _torch_factory(inspect.Parameter("bounds", _VAR)),
+})
 
 
 def _param(p: inspect.Parameter) -> LibraryParam:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import BOUNDED, GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import BOUNDED, CREATION, GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -495,6 +495,7 @@ def bounded_results(overload: "Overload") -> dict[str, str]:
 def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
     tensors = [p.name for p in sig.tensor_params]
     ints = [p.name for p in sig.params if str(p.type) == "int"]
+    floats = [p.name for p in sig.params if str(p.type) == "float"]
     bools = [p.name for p in sig.params if str(p.type) == "bool"]
     int_lists = [p.name for p in sig.params if str(p.type) == "list[int]"]
     strs = [p.name for p in sig.params if str(p.type) == "str"]
@@ -508,7 +509,7 @@ def _one_shape_rule(sig: Signature, shape: Any) -> ShapeRule | None:
                              "or {stack: <list param>, axis: <int param>}")
         try:
             return parse_shape_rule(shape, tensors, ints, bools, int_list_params=int_lists, str_params=strs,
-                                    tensor_list_params=tensor_lists)
+                                    tensor_list_params=tensor_lists, float_params=floats)
         except ShapeRuleError as exc:
             raise ValueError(str(exc)) from None
     if tensor_lists:  # the verifier draws a list's elements from the rule that relates their shapes
@@ -739,7 +740,8 @@ def zero_sign_defined(overload: Overload) -> bool:
     rule = overload.rule
     if rule is None:
         return True
-    if rule.kind == "elementwise" or rule.kind in MOVEMENT or rule.kind in GATHER or rule.kind in JOIN:
+    if rule.kind == "elementwise" or rule.kind in MOVEMENT or rule.kind in GATHER or rule.kind in JOIN \
+            or rule.kind in CREATION:  # created: full(-0.0) is all -0.0
         return True
     if rule.kind == "same_as":
         along_axis = any(d.axis_of is not None for d in overload.domain.values())

@@ -77,6 +77,16 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 shape is (0,).
     count_of    {count_of: mask}  the 0-d int64 result holding the length a bounded result (BOUNDED)
                 reaches at run time.
+    sized       {sized: shape}  the list[int] parameter shape itself (numpy.zeros, ones, full: an array
+                created from its shape); a negative entry is NumPy's ValueError ("negative dimensions
+                are not allowed"), more than 8 entries opgen's
+    arange      {arange: [start, stop, step]}  a vector of length max(0, ceil((stop - start) / step)),
+                the quotient taken in double as NumPy's _arange_safe_ceil_to_intp does (int or float
+                parameters, all of one kind); step 0 is ZeroDivisionError ("division by zero"), a
+                quotient that is not finite ValueError ("arange: cannot compute length"), a length
+                past int64 ValueError ("Maximum allowed size exceeded")
+    These two create (CREATION): no tensor input, the shape from scalar parameters alone; the shim
+    raises the errors before the kernel runs, and for parameters it rejects the shape is (0,).
     Why a bound and a count, not two calls (count, then fill): one pass over the data, one kernel,
     and the caller's allocation stays a function of shapes only, as for every other rule; the bytes
     past the count are not part of the result (the gate compares the count exactly and the rows
@@ -100,7 +110,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | count_of
+    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | count_of
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -108,7 +118,9 @@ class ShapeRule:
     axis: str | None = None  # int param naming the reduced axis
     keepdims: str | None = None  # reduce: the bool param that keeps the reduced axis as size 1
     pool: tuple[str, ...] = ()  # pool2d: the int params kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w
-    dims: str | None = None  # permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape; tile: of reps; pad: of the widths
+    # arange: the int (or float) params start, stop and step, in that order
+    bounds: tuple[str, ...] = ()
+    dims: str | None = None  # sized: the list[int] param of the shape; permute: the list[int] param of axes; reshape, broadcast_to: the list[int] param of the new shape; tile: of reps; pad: of the widths
     mode: str | None = None  # pad: the str param of the mode (PAD_MODES)
     # pool: the int params of the dilation, one a pooled dim (empty: dilation 1), and the bool
     # param of ceil_mode (None: floor); its kernel, stride and padding params are in ``pool``.
@@ -190,6 +202,15 @@ class ShapeRule:
                     f"past the count are not part of the result and must not be written past the bound "
                     f"(NumPy's {x}[{m}]); opgen's shim has already raised NumPy's IndexError for a {m} whose "
                     f"shape is not {x}'s first {m}.ndim dims, so the shapes match")
+        if self.kind == "sized":
+            return (f"sized: out's shape is the list {self.dims} itself; opgen's shim has already raised ValueError "
+                    f"for a negative entry (and for more than 8 entries), so the kernel sees a valid shape")
+        if self.kind == "arange":
+            start, stop, step = self.bounds
+            return (f"arange: out is a vector of length max(0, ceil(({stop} - {start}) / {step})), the quotient "
+                    f"computed in double (numpy.arange); opgen's shim has already raised ZeroDivisionError for "
+                    f"{step} == 0 and ValueError for a length that is not finite or too large, so the kernel sees "
+                    "valid ones only")
         if self.kind == "count_of":
             return (f"count_of: a 0-d int64 result, the number of true elements of {self.source}: the length of "
                     "the bounded result's first dim")
@@ -303,6 +324,9 @@ class ShapeRule:
             return shape
         if self.kind == "count_of":
             return ()
+        if self.kind in CREATION:
+            shape, _ = creation_shape(self, args)
+            return shape
         if self.kind == "reduce":
             shape = list(np.shape(args[self.source]))
             ax = normalize_axis(int(args[self.axis]), len(shape))
@@ -545,6 +569,38 @@ def movement_shape(rule: ShapeRule, shape: tuple[int, ...], args: dict[str, Any]
     return shape[:axis] + shape[axis + 1:], None
 
 
+CREATION = ("sized", "arange")
+
+
+def arange_length(start: float, stop: float, step: float) -> tuple[int, tuple[str, str] | None]:
+    """numpy.arange's length, as its _arange_safe_ceil_to_intp computes it: ceil((stop - start) / step)
+    in double, at least 0; or (0, (error type, NumPy's message)) for a step of 0, a quotient that is not
+    finite, or a length past int64."""
+    if step == 0:
+        return 0, ("ZeroDivisionError", "division by zero")
+    q = (float(stop) - float(start)) / float(step)
+    if q != q or q in (float("inf"), float("-inf")):
+        return 0, ("ValueError", "arange: cannot compute length")
+    n = float(np.ceil(q))
+    if n >= 2.0**63:
+        return 0, ("ValueError", "Maximum allowed size exceeded")
+    return max(int(n), 0), None
+
+
+def creation_shape(rule: ShapeRule, args: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, str] | None]:
+    """(out's shape, None) for parameters a creation rule (CREATION) accepts, else ((0,), (error type,
+    NumPy's message)); the C++ and Rust shims check the same, in the same order and words."""
+    if rule.kind == "arange":
+        n, err = arange_length(*(args[b] for b in rule.bounds))
+        return ((0,), err) if err is not None else ((n,), None)
+    shape = tuple(int(d) for d in args[rule.dims])
+    if any(d < 0 for d in shape):
+        return (0,), ("ValueError", "negative dimensions are not allowed")
+    if len(shape) > MAX_DIMS:
+        return (0,), ("ValueError", "the result has more dims than an opgen tensor holds (8)")
+    return shape, None
+
+
 GATHER = ("take", "take_along_axis", "index_select")
 # Whether a gather's indices may be negative, counting from the end (NumPy's), or must lie in
 # [0, n) (torch.index_select's): what the shims check, the verifier draws and the kernels meet.
@@ -730,7 +786,8 @@ def normalize_axis(axis: int, ndim: int) -> int:
 def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
                      bool_params: list[str] | None = None, int_list_params: list[str] | None = None,
                      str_params: list[str] | None = None,
-                     tensor_list_params: list[str] | None = None) -> ShapeRule:
+                     tensor_list_params: list[str] | None = None,
+                     float_params: list[str] | None = None) -> ShapeRule:
     """Parse the spec's ``shape:`` value; errors say which form is expected. ``bool_params``: the
     signature's bool parameters (a reduce rule's ``keepdims`` must name one)."""
     if raw == "elementwise":
@@ -828,6 +885,24 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         if raw["mask"] == raw["boolean_mask"]:
             raise ShapeRuleError(f"boolean_mask: mask must be another tensor parameter than {raw['mask']!r}")
         return ShapeRule("boolean_mask", source=raw["boolean_mask"], indices=raw["mask"])
+    if isinstance(raw, dict) and set(raw) == {"sized"}:
+        _need(raw["sized"], int_list_params or [], "sized", "list[int]")
+        if tensor_params:
+            raise ShapeRuleError(f"sized: out's shape is the list {raw['sized']!r} alone; the signature takes no "
+                                 f"tensor (has {tensor_params}); an array shaped like another is {{same_as: <tensor>}}")
+        return ShapeRule("sized", dims=raw["sized"])
+    if isinstance(raw, dict) and set(raw) == {"arange"}:
+        names = raw["arange"]
+        if not isinstance(names, list) or len(names) != 3:
+            raise ShapeRuleError("arange: give the three parameters [start, stop, step], e.g. {arange: [start, stop, step]}")
+        ints, floats = int_params, float_params or []
+        if not (all(n in ints for n in names) or all(n in floats for n in names)):
+            raise ShapeRuleError(f"arange: {names!r} must all be int parameters or all float parameters of the "
+                                 f"signature (int: {ints}; float: {floats})")
+        if tensor_params:
+            raise ShapeRuleError(f"arange: out's length follows from {names!r} alone; the signature takes no tensor "
+                                 f"(has {tensor_params})")
+        return ShapeRule("arange", bounds=tuple(names))
     if isinstance(raw, dict) and set(raw) == {"count_of"}:
         _need(raw["count_of"], tensor_params, "count_of", "tensor")
         return ShapeRule("count_of", source=raw["count_of"])
@@ -848,7 +923,8 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
             return ShapeRule(kind, source=raw[kind], dims=raw[key])
     raise ShapeRuleError(
         "shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
+        "{same_as: <tensor param>}, {sized: <list[int] param>}, {arange: [<start>, <stop>, <step>]} (int or float "
+        "params), {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
         "{squeeze: <tensor param>, axis: <int param>}, {topk: <tensor param>, axis: <int param>, k: <int param>}, "

@@ -43,7 +43,7 @@ from hypothesis import seed as hypothesis_seed
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.verify.compare import is_array_list
-from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pool2d_error, pool_error
+from opgen.spec.shapes import CREATION, GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
 from opgen.verify.text_strategies import every_code_point
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
@@ -603,6 +603,8 @@ class _Builder:
             yield from self.joins()
         elif kind == "boolean_mask":
             yield from self.masks()
+        elif kind in CREATION:
+            yield from self.creations()
         else:
             yield from self.arrays()
 
@@ -741,6 +743,35 @@ class _Builder:
             aimed = dist is not None and rule.kind != "elementwise"
             made = self.make(f"derived: {label} {shape}" + (f", {axis_param}={axis}" if scalars else ""),
                              "derived", shapes, scalars, dist=dist, specials=False if aimed else None)
+            if made is not None:
+                yield made
+
+    def creations(self) -> Iterator[ScaleCase]:
+        """sized, arange: results past a vector register's tail and a blocked loop's, and model-shaped
+        ones; an arange counting down and one whose step is not 1 (a fill that only stores its first
+        value, or steps by 1, fails there). Their size follows from the parameters alone."""
+        rule = self.rule
+        if rule.kind == "sized":
+            cases = [(self.long_size(),), (3, self.odd()), (8, 128, 384), (2, 1, self.odd(), 5)]
+            for shape in cases:
+                made = self.make(f"derived: shape {list(shape)}", "derived", {}, {rule.dims: [int(d) for d in shape]})
+                if made is not None:
+                    yield made
+            return
+        start, stop, step = rule.bounds
+        n = self.long_size()
+        if self.sig.param(start).type.name == "int":
+            cases = [(0, n, 1), (-7, 3 * n - 7, 3), (n, -5, -2)]
+        else:  # steps a float represents exactly and ones it rounds (positional encodings' exponents)
+            steps = [1.0, 0.25, -0.1]
+            dom = self.dom(step)
+            if dom.choices is not None:  # the step stays in its domain; the bounds grow the length
+                allowed = sorted((float(c) for c in dom.choices if float(c) != 0.0), key=abs)
+                steps = [allowed[-1], allowed[0], next((c for c in allowed if c < 0), allowed[-1])]
+            cases = [(0.0, n * abs(steps[0]), steps[0]), (-1.5, n * abs(steps[1]) - 1.5, steps[1]),
+                     (n * abs(steps[2]), -2.0, steps[2]) if steps[2] < 0 else (-2.0, n * steps[2], steps[2])]
+        for a, b, c in cases:
+            made = self.make(f"derived: arange({a}, {b}, {c})", "derived", {}, {start: a, stop: b, step: c})
             if made is not None:
                 yield made
 

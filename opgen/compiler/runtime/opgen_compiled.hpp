@@ -317,6 +317,24 @@ inline Array Array::subscript(const std::vector<IndexPart>& parts) const {
 // Output shapes, from the spec's shape rule (the shim checks them, so they must be exact).
 inline std::vector<int64_t> shape_same_as(const Array& a) { return a.shape(); }
 
+// Creation rules (opgen.spec.shapes.creation_shape): numpy.zeros' shape itself, numpy.arange's length;
+// {0} where the op rejects the parameters (the shim then raises NumPy's error before it looks at out).
+inline std::vector<int64_t> shape_sized(const std::vector<int64_t>& shape) {
+  for (int64_t d : shape) if (d < 0) return {0};
+  if (shape.size() > OPGEN_MAX_DIMS) return {0};
+  return shape;
+}
+
+template <typename T>
+inline std::vector<int64_t> shape_arange(T start, T stop, T step) {
+  if (step == 0) return {0};
+  const double q = static_cast<double>(static_cast<long double>(stop) - static_cast<long double>(start)) /
+                   static_cast<double>(step);
+  if (!std::isfinite(q) || std::ceil(q) >= 9223372036854775808.0) return {0};
+  const double n = std::ceil(q);
+  return {n > 0 ? static_cast<int64_t>(n) : int64_t{0}};
+}
+
 // A library argument the native kernel reads from a tensor's shape instead (layer_norm's
 // normalized_shape is weight's): checked, then the tensor goes on.
 inline Array checked_shape(const Array& a, const std::vector<int64_t>& shape, const std::string& message) {

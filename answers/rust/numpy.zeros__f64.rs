@@ -1,0 +1,10 @@
+// numpy.zeros, overload f64: out = numpy.zeros(shape): every element 0 (+0.0). The shim has checked the arguments and allocated out
+// (contiguous, float64) from the shape rule, so the kernel fills every element with one value (a slice
+// fill, which LLVM vectorises).
+use opgen::{Result, TensorMut};
+
+pub fn numpy_zeros__f64(shape: &[i64], out: &mut TensorMut<f64>) -> Result<()> {
+    let _ = shape; // only out's shape depends on it, and the shim has allocated out
+    out.as_mut_slice().fill(0.0);
+    Ok(())
+}
