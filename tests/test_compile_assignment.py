@@ -56,6 +56,8 @@ REFUSED = [
      "assigning into an array at a int index", "np.where"),
     ("a slice", "def f(x: F32) -> F32:\n    y = x.copy()\n    y[..., 0] = 1.0  # <-\n    return y\n",
      "assigning to a slice or a basic index", "np.where"),
+    ("a computed float into torch float32", "def f(x: T32, v: float) -> T32:\n    y = x.clone()\n"
+     "    y[y > v] = v  # <-\n    return y\n", "torch raises RuntimeError", "torch.clamp"),
     ("copy of a torch tensor", "def f(x: T32) -> T32:\n    y = x.copy()  # <-\n    return y\n",
      "has no such copy", "t.clone()"),
 ]

@@ -95,7 +95,8 @@ def check(fn: ir.Function) -> None:
 
     # Only then (a parameter or a view is the likelier mistake): NumPy scalars where an array is 0-d.
     for s, name, value in _bindings(fn):
-        if name in written and isinstance(s, ir.Assign) and value.flavor == flavor.NUMPY and not always_array(value):
+        if name in written and not isinstance(s, ir.SetItem) and getattr(value, "flavor", None) != flavor.TORCH \
+                and not always_array(value):  # a NumPy array, or one of no known library (it may be NumPy's)
             first = next(w for w in writes if w.name == name)
             raise CompileError(
                 f"{name}[...] = ... (line {first.line}) writes into {name}, bound at line {s.line} to a NumPy result "

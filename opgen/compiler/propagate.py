@@ -491,6 +491,12 @@ class Propagator:
             raise self.error(s, f"storing a {t} into {s.name}[mask], a {have}: NumPy converts it in a way opgen "
                                 "compile does not follow (a float into an int array truncates, and raises for inf "
                                 "and nan)", fix or None)
+        if dtype == "float32" and t == FLOAT and base_flavor != flavor.NUMPY and not _fits_float32(s.value):
+            # torch converts the Python float first and raises RuntimeError for one beyond float32's range
+            # (NumPy stores inf); compiled code checks that only for a constant.
+            raise self.error(s, f"storing a computed float into {s.name}[mask], a float32 torch tensor: torch raises "
+                                "RuntimeError for a float beyond float32's range, which opgen compile does not check",
+                             f"store a constant (-float('inf'), 0.0), or clamp: torch.clamp({s.name}, max=v)")
         want = {"float32": FLOAT, "float64": FLOAT, "int64": INT, "bool": BOOL}[dtype]
         value = self.coerce(s.value, t, want, "")
         op = ir.Op(s.line, "opgen.masked_fill", [ir.Var(s.line, s.name), s.index, value], {},
@@ -1683,6 +1689,19 @@ class Propagator:
             c.type = want
             return c
         raise self.error(e, message or f"a {have} where a {want} is needed", hint)
+
+
+def _fits_float32(e: ir.Expr) -> bool:
+    """A constant float (or its negation) that float32 holds without overflow: inf and nan, or finite
+    within float32's range, as torch requires of a value stored into a float32 tensor."""
+    negated = isinstance(e, ir.Op) and e.op == "operator.neg" and len(e.args) == 1
+    c = e.args[0] if negated else e
+    if isinstance(c, ir.Convert):
+        c = c.value
+    if not isinstance(c, ir.Const) or not isinstance(c.value, (int, float)) or isinstance(c.value, bool):
+        return False
+    v = float(c.value)
+    return v != v or abs(v) == float("inf") or abs(v) <= 3.4028234663852886e+38
 
 
 def _names_where(stmts: list[ir.Stmt], picks) -> set[str]:

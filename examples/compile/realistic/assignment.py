@@ -64,7 +64,8 @@ def flags_off(flags: B, off: B) -> B:
 
 
 def fill_torch(t: T32, level: float) -> T32:
-    """torch's masked write on a clone: t2[t2 > level] = level (a clip from above)."""
+    """torch's masked write on a clone: what exceeds a level becomes -inf (a constant: torch raises
+    for a computed float beyond float32's range, which compiled code refuses)."""
     t2 = t.clone()
-    t2[t2 > level] = level
+    t2[t2 > level] = -torch.inf
     return t2
