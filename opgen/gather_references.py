@@ -49,3 +49,12 @@ def boolean_mask(x: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarra
     NumPy's IndexError for a mask of another shape is raised as it is."""
     values = np.array(x[np.asarray(mask, dtype=bool)], order="C", copy=True)
     return values, np.array(values.shape[0], dtype=np.int64)
+
+
+def masked_fill(x: np.ndarray, mask: np.ndarray, value) -> np.ndarray:
+    """NumPy's item assignment x[mask] = value on a copy of x (the functional update opgen compile makes of
+    it): value cast to x's dtype as NumPy's setitem casts it; NumPy's IndexError for a mask of another
+    shape is raised as it is."""
+    out = np.array(x, order="C", copy=True)
+    out[np.asarray(mask, dtype=bool)] = value
+    return out

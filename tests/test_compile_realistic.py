@@ -178,6 +178,21 @@ def rows_and_scores(draw) -> tuple:
 
 
 @st.composite
+def array_and_mask(draw, dtype: type = np.float32) -> tuple:
+    """An array and a bool mask of its shape or over its leading dims (now and then one that does not
+    fit: NumPy's IndexError), for x[mask] = v."""
+    if dtype is np.bool_:
+        x = draw(hnp.arrays(np.bool_, ARRAY_SHAPES))
+    else:
+        x = draw(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.floats(-10, 10, width=32)))
+    k = draw(st.integers(0, x.ndim))
+    shape = x.shape[:k]
+    if shape and not draw(st.integers(0, 7)):
+        shape = (shape[0] + 1, *shape[1:])
+    return x, draw(hnp.arrays(np.bool_, shape))
+
+
+@st.composite
 def ids_and_attention(draw) -> tuple:
     """Token ids and a 0/1 attention mask of the same length (now and then another: IndexError)."""
     n = draw(st.integers(0, 8))
@@ -302,6 +317,11 @@ CASES: dict[str, Case] = {
     "uniform_weights": Case(st.tuples(st.integers(-2, 8))),
     "position_ids": Case(st.tuples(st.integers(0, 6), st.integers(0, 10))),
     "countdown": Case(st.tuples(st.integers(-3, 20), st.integers(-3, 4))),
+    # x[mask] = v: masks that fit the array (its shape or its leading dims), now and then one that does not.
+    "mask_scores": Case(array_and_mask()),
+    "flags_off": Case(array_and_mask(np.bool_)),
+    "threshold_logits": Case(st.tuples(hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(allow_nan=True)),
+                                       any_float)),
 }
 
 

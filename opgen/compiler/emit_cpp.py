@@ -194,6 +194,8 @@ class _Emitter:
                 self.out.add(f"opgen::compiled::extend({self.names[s.name]}, opgen::compiled::code_points({value}));")
             else:
                 self.out.add(f"opgen::compiled::extend({self.names[s.name]}, {value});")
+        elif isinstance(s, ir.SetItem) and s.rebind:  # a[mask] = v: the new array, bound to a (see ir.SetItem)
+            self.out.add(f"{self.names[s.name]} = {_moved(self.value(s.value))};")
         elif isinstance(s, ir.SetItem):
             value = self.value(s.value)
             index = self.value(s.index)
@@ -795,7 +797,7 @@ def _shape_rule(o: Overload, rule=None) -> str:
     if rule.kind == "topk":
         return f"opgen::compiled::shape_topk({rule.source}, {rule.axis}, {rule.k})"
     tensors = [p.name for p in o.sig.tensor_params]
-    if rule.kind == "same_as":
+    if rule.kind in ("same_as", "masked_fill"):  # masked_fill: the kernel's shim raises for a mask that does not fit
         return f"opgen::compiled::shape_same_as({rule.source})"
     if rule.kind == "sized":
         return f"opgen::compiled::shape_sized({rule.dims})"

@@ -349,11 +349,16 @@ class Append(Stmt):
 @dataclass(eq=False)
 class SetItem(Stmt):
     """``xs[i] = v`` (IndexError out of range) or ``d[k] = v`` (inserts or replaces): the local list or
-    dict variable ``name`` changes in place."""
+    dict variable ``name`` changes in place. ``a[mask] = v`` of an array: type propagation makes
+    ``value`` the whole new array (a functional update) and sets ``rebind``: the statement is then
+    ``a = value``, which opgen.compiler.aliasing has proven no other name can tell from Python's
+    write in place. ``parts``: the target's index where it is a slice or a tuple (``a[:, :k] = w``)."""
 
     name: str
-    index: Expr
+    index: Expr | None
     value: Expr
+    parts: list[IndexPart] | None = None
+    rebind: bool = False
 
 
 @dataclass(eq=False)

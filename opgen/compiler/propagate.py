@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from opgen.compiler import casts, creation, flavor, ir, promotion
+from opgen.compiler import aliasing, casts, creation, flavor, ir, promotion
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -68,6 +68,9 @@ class _GuessFailed(Exception):
 
 
 _MAX_RETRIES = 64
+# Copies of an array (a new array of the same values), by the library they belong to.
+COPY_METHODS = {"copy": flavor.NUMPY, "clone": flavor.TORCH}
+COPY_FUNCTIONS = {"numpy.copy": flavor.NUMPY, "torch.clone": flavor.TORCH}
 _GUESSES = (INT, FLOAT, STR, BOOL)  # element types to guess in turn for a container read before it is filled
 
 
@@ -157,7 +160,8 @@ class Propagator:
                                "change the caller's value in Python; a compiled function cannot",
                                where=f"{self.fn.path}:{self.fn.line}",
                                hint=f"copy it first: out = list({name})" if self.params[name].kind == "list" else
-                               f"copy it first: out = dict({name})")
+                               f"copy it first: out = {name}.clone() (torch) or out = {name}.copy() (NumPy)"
+                               if self.params[name].kind == "tensor" else f"copy it first: out = dict({name})")
         self.check_unpacked_params()
         try:
             assigned, returns = self.block(self.fn.body, set(self.params))
@@ -177,6 +181,7 @@ class Propagator:
             raise CompileError(f"{self.fn.name} can reach its end without returning (Python would return None)",
                                where=f"{self.fn.path}:{self.fn.end_line}", hint="return a value on every path")
         self.fn.locals = {k: v for k, v in self.vars.items() if k not in self.params}
+        aliasing.check(self.fn)  # a[mask] = v compiled as a rebinding: only where no other name can tell
 
     # ------------------------------------------------------------------ statements
 
@@ -417,6 +422,12 @@ class Propagator:
             raise self.error(s, f"changing {s.name} while a for loop iterates over it is not supported",
                              "build a new list with a comprehension instead")
         t = self.expr(s.value, assigned)
+        if have.kind == "tensor":
+            self.array_set_item(s, have, t, assigned)
+            return
+        if s.parts is not None:
+            raise self.error(s, f"assigning to a slice or a multi-dimensional index of a {have} is not supported "
+                                "by opgen compile", "assign one element at a time")
         key = self.expr(s.index, assigned)
         if isinstance(have, DictType):
             if key != STR:
@@ -437,11 +448,64 @@ class Propagator:
             s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot store a {t} in it",
                                   "store values of the list's element type")
             return
-        if have.kind == "tensor":
-            raise self.error(s, f"assigning into an array ({s.name}[...] = ...) is not supported by opgen compile",
-                             "compute the new array whole (np.where(mask, v, x), np.concatenate)")
-        raise self.error(s, f"{s.name} is a {have}; only lists and dicts take item assignment "
+        raise self.error(s, f"{s.name} is a {have}; only lists, dicts and arrays take item assignment "
                             "(Python raises TypeError)")
+
+    def array_set_item(self, s: ir.SetItem, have: Type, t: Type, assigned: set[str]) -> None:
+        """``a[mask] = v``: NumPy's and torch's item assignment with a bool mask over a's first dims and a
+        scalar v, as opgen.masked_fill (v cast to a's dtype as setitem casts it; the same IndexError for
+        a mask of another shape), whose result is bound to a again (``rebind``). Python writes a in
+        place; opgen.compiler.aliasing refuses the functions where another name could tell."""
+        if s.rebind:  # lowered on an earlier pass over this loop or branch: type the update again
+            self.expr(s.value, assigned)
+            return
+        target = f"{s.name}[...] = ..."
+        if s.parts is not None or s.index is None:
+            raise self.error(s, f"assigning to a slice or a basic index of an array ({target} with ints, slices, ... "
+                                "or None) is not supported by opgen compile; only a bool mask is (a[mask] = v)",
+                             "build the new array whole: np.where(mask, v, a), np.concatenate([...]); or set it "
+                             "through a mask of a's shape")
+        key = self.expr(s.index, assigned)
+        if key.kind != "tensor" or key.dtype.name != "bool":
+            raise self.error(s, f"assigning into an array at a {key} index is not supported by opgen compile; only "
+                                "a bool mask is (a[mask] = v, a[a < 0] = 0.0)",
+                             "select with a bool mask of a's shape, or build the new array with np.where")
+        base_flavor, mask_flavor = self.flavors.get(s.name), s.index.flavor
+        if base_flavor is not None and mask_flavor is not None and base_flavor != mask_flavor:
+            raise self.error(s, "a NumPy array assigned into through a torch mask, or the other way round: the "
+                                "libraries convert it in their own ways", "use a mask of the same library")
+        dtype = have.dtype.name
+        if t.kind == "tensor":
+            raise self.error(s, f"assigning an array into {s.name}[mask] is not supported by opgen compile (only a "
+                                "scalar is: its rows may depend on how many mask elements are true)",
+                             f"write np.where(mask, v, {s.name}) for a v that broadcasts to {s.name}, or assign a "
+                             "scalar")
+        # The scalar types each dtype takes as NumPy stores them exactly or by rounding alone: a float into
+        # an int array truncates (and raises for inf and nan), a number into a bool array tests it.
+        takes = {"float32": (FLOAT, INT, BOOL), "float64": (FLOAT, INT, BOOL), "int64": (INT, BOOL), "bool": (BOOL,)}
+        if dtype not in takes:
+            raise self.error(s, f"assigning into a {have} is not supported by opgen compile (arrays of float32, "
+                                "float64, int64 and bool are)", f"convert {s.name} to one of those first")
+        if t not in takes[dtype]:
+            fix = {"int64": "write int(v) if truncation is meant", "bool": "write bool(v)"}.get(dtype, "")
+            raise self.error(s, f"storing a {t} into {s.name}[mask], a {have}: NumPy converts it in a way opgen "
+                                "compile does not follow (a float into an int array truncates, and raises for inf "
+                                "and nan)", fix or None)
+        if dtype == "float32" and t == FLOAT and base_flavor != flavor.NUMPY and not _fits_float32(s.value):
+            # torch converts the Python float first and raises RuntimeError for one beyond float32's range
+            # (NumPy stores inf); compiled code checks that only for a constant.
+            raise self.error(s, f"storing a computed float into {s.name}[mask], a float32 torch tensor: torch raises "
+                                "RuntimeError for a float beyond float32's range, which opgen compile does not check",
+                             f"store a constant (-float('inf'), 0.0), or clamp: torch.clamp({s.name}, max=v)")
+        want = {"float32": FLOAT, "float64": FLOAT, "int64": INT, "bool": BOOL}[dtype]
+        value = self.coerce(s.value, t, want, "")
+        op = ir.Op(s.line, "opgen.masked_fill", [ir.Var(s.line, s.name), s.index, value], {},
+                   source=f"{s.name}[mask] = ... (a new {s.name}, opgen.masked_fill)")
+        op.library_bound = True
+        result = self.expr(op, assigned)
+        if result != have:
+            raise AssertionError(f"opgen.masked_fill of a {have} gave a {result}")
+        s.value, s.index, s.rebind = op, None, True
 
     def fix_guess(self, name: str, t: Type | None) -> None:
         """A use that decides an empty container's type (what is put in it): confirm the guess, or start
@@ -851,6 +915,12 @@ class Propagator:
                 creation.prepare(e, lambda a: self.expr(a, assigned))
             except creation.CreationError as exc:
                 raise self.error(e, str(exc), exc.hint) from None
+        if e.op in COPY_FUNCTIONS and len(e.args) == 1:
+            t = self.expr(e.args[0], assigned)
+            if t.kind == "tensor":
+                return self.array_copy(e, e.args[0], t, COPY_FUNCTIONS[e.op], bool(e.kwargs))
+        if getattr(e, "fresh_copy", False):  # a copy typed on an earlier pass over this loop or branch
+            return self.expr(e.bound[0], assigned)
         if not e.library_bound:
             self.bind_library(e)
         for a in [*e.args, *e.kwargs.values()]:
@@ -1114,6 +1184,8 @@ class Propagator:
                                  "index first, then convert: float(a[i, j])")
             e.native, e.bound = "array_scalar", [self.array_scalar(e.receiver, receiver, "item")]
             return e.bound[0].type
+        if receiver.kind == "tensor" and not e.attribute and e.method in COPY_METHODS:
+            return self.array_copy(e, e.receiver, receiver, COPY_METHODS[e.method], bool(e.args or e.kwargs))
         if receiver.kind == "tensor" and not e.attribute and casts.is_cast(e.method):
             return self.cast(e, receiver, assigned)
         if isinstance(receiver, TupleType):
@@ -1165,6 +1237,20 @@ class Propagator:
         at = receiver.names.index(e.method)
         e.native, e.bound = "tuple_item", [e.receiver, ir.Const(e.line, at)]
         return receiver.items[at]
+
+    def array_copy(self, e: ir.Op, x: ir.Expr, t: Type, library: str, extra: bool) -> Type:
+        """``x.copy()``, ``np.copy(x)``, ``t.clone()``, ``torch.clone(t)``: a new array of x's values. Compiled
+        arrays are never written (item assignment makes a new one), so the copy is x itself; what the
+        copy changes is Python's aliasing, which opgen.compiler.aliasing reads from ``fresh_copy``."""
+        if extra:
+            raise self.error(e, f"{e.source}: a copy with arguments (order=, memory_format=...) is not supported by "
+                                "opgen compile", "copy with no arguments")
+        if x.flavor is not None and x.flavor != library:
+            raise self.error(e, f"{e.source}: a {flavor.LIBRARY.get(x.flavor, x.flavor)} array has no such copy",
+                             "NumPy arrays copy with x.copy() or np.copy(x), torch tensors with t.clone()")
+        e.op, e.native, e.bound = "", "same", [x]
+        e.fresh_copy = True
+        return t
 
     def cast(self, e: ir.MethodCall, receiver: Type, assigned: set[str]) -> Type:
         """``x.astype(np.float16)``, ``x.to(torch.float16)``, ``x.half()``: opgen.cast's overload from the
@@ -1681,6 +1767,19 @@ class Propagator:
             c.type = want
             return c
         raise self.error(e, message or f"a {have} where a {want} is needed", hint)
+
+
+def _fits_float32(e: ir.Expr) -> bool:
+    """A constant float (or its negation) that float32 holds without overflow: inf and nan, or finite
+    within float32's range, as torch requires of a value stored into a float32 tensor."""
+    negated = isinstance(e, ir.Op) and e.op == "operator.neg" and len(e.args) == 1
+    c = e.args[0] if negated else e
+    if isinstance(c, ir.Convert):
+        c = c.value
+    if not isinstance(c, ir.Const) or not isinstance(c.value, (int, float)) or isinstance(c.value, bool):
+        return False
+    v = float(c.value)
+    return v != v or abs(v) == float("inf") or abs(v) <= 3.4028234663852886e+38
 
 
 def _names_where(stmts: list[ir.Stmt], picks) -> set[str]:

@@ -232,10 +232,11 @@ class Tracer:
         if isinstance(s, ast.AugAssign):
             op = BINARY_OPS[type(s.op)]
             if isinstance(s.target, ast.Subscript):  # d[k] += 1: d[k] = d[k] + 1, the key read once each way
-                name, index = self.item_target(s.target)
-                current = ir.Index(s.lineno, ir.Var(s.lineno, name), index)
+                name, index, parts = self.item_target(s.target)
+                current = ir.Index(s.lineno, ir.Var(s.lineno, name), index) if parts is None else \
+                    ir.Subscript(s.lineno, ir.Var(s.lineno, name), parts)
                 value = ir.Op(s.lineno, op, [current, self.expr(s.value)], {}, ast.unparse(s))
-                return [ir.SetItem(s.lineno, name, index, value)]
+                return [ir.SetItem(s.lineno, name, index, value, parts)]
             name = self.target(s.target)
             value = ir.Op(s.lineno, op, [ir.Var(s.lineno, name), self.expr(s.value)], {}, ast.unparse(s))
             return [ir.Assign(s.lineno, name, value, inplace=True)]
@@ -301,20 +302,23 @@ class Tracer:
         if isinstance(target, ast.Subscript):
             # Python evaluates the value before the target's subscript.
             value_ir = self.expr(value)
-            name, index = self.item_target(target)
-            return ir.SetItem(s.lineno, name, index, value_ir)
+            name, index, parts = self.item_target(target)
+            return ir.SetItem(s.lineno, name, index, value_ir, parts)
         return ir.Assign(s.lineno, self.target(target), self.expr(value))
 
-    def item_target(self, t: ast.Subscript) -> tuple[str, ir.Expr]:
-        """``xs[i]`` or ``d[k]`` as an assignment's target: a local list or dict variable, one index."""
+    def item_target(self, t: ast.Subscript) -> tuple[str, ir.Expr | None, list[ir.IndexPart] | None]:
+        """``xs[i]``, ``d[k]`` or ``a[mask]`` as an assignment's target: a local variable and one index, or
+        (``a[:, :k]``, ``a[..., 0]``) the parts of a slice or tuple index, which only an array takes (type
+        propagation says which the variable is)."""
         if not isinstance(t.value, ast.Name) or t.value.id not in self.locals:
             raise self.error(t, f"assigning into {ast.unparse(t.value)} is not supported by opgen compile",
-                             "assign into a list or dict variable of this function (copy a parameter first: "
-                             "out = list(xs))")
-        if isinstance(t.slice, (ast.Slice, ast.Tuple)):
-            raise self.error(t, f"assigning to a slice or a multi-dimensional index ({ast.unparse(t)}) is not "
-                                "supported by opgen compile", "assign one element at a time")
-        return t.value.id, self.expr(t.slice)
+                             "assign into a list, dict or array variable of this function (copy a parameter "
+                             "first: out = list(xs), y = x.copy())")
+        items = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+        if isinstance(t.slice, ast.Tuple) or any(isinstance(i, ast.Slice) or _is_const(i, None) or _is_const(i, ...)
+                                                 for i in items):
+            return t.value.id, None, [self.index_part(i) for i in items]
+        return t.value.id, self.expr(t.slice), None
 
     def target(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):

@@ -75,6 +75,10 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 takes the view of the first count rows (no copy). The shim raises NumPy's IndexError
                 for a mask whose shape does not match x's first dims, before the kernel runs; then the
                 shape is (0,).
+    masked_fill {masked_fill: x, mask: mask}  x's shape: NumPy's x[mask] = value (a functional update),
+                mask a bool mask of the shape of x's first mask.ndim dims. The shim raises NumPy's
+                IndexError for a mask that does not match (boolean_mask's checks, in its words) before
+                the kernel runs; then the shape is x's all the same.
     count_of    {count_of: mask}  the 0-d int64 result holding the length a bounded result (BOUNDED)
                 reaches at run time.
     sized       {sized: shape}  the list[int] parameter shape itself (numpy.zeros, ones, full: an array
@@ -110,7 +114,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | count_of
+    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | masked_fill | count_of
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -194,6 +198,10 @@ class ShapeRule:
                     "valid ones only")
         if self.kind in JOIN:
             return self._describe_join()
+        if self.kind == "masked_fill":
+            x, m = self.source, self.indices
+            return (f"masked_fill: out has {x}'s shape; opgen's shim has already raised NumPy's IndexError for a {m} "
+                    f"whose shape is not {x}'s first {m}.ndim dims, so the shapes match")
         if self.kind == "boolean_mask":
             x, m = self.source, self.indices
             return (f"boolean_mask: out is allocated at its bound ({m}.numel(), *{x}.shape[{m}.ndim:]), and the "
@@ -322,6 +330,8 @@ class ShapeRule:
         if self.kind == "boolean_mask":
             shape, _ = boolean_mask_shape(tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])))
             return shape
+        if self.kind == "masked_fill":
+            return tuple(np.shape(args[self.source]))
         if self.kind == "count_of":
             return ()
         if self.kind in CREATION:
@@ -903,6 +913,12 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
             raise ShapeRuleError(f"arange: out's length follows from {names!r} alone; the signature takes no tensor "
                                  f"(has {tensor_params})")
         return ShapeRule("arange", bounds=tuple(names))
+    if isinstance(raw, dict) and set(raw) == {"masked_fill", "mask"}:
+        _need(raw["masked_fill"], tensor_params, "masked_fill", "tensor")
+        _need(raw["mask"], tensor_params, "mask", "tensor")
+        if raw["mask"] == raw["masked_fill"]:
+            raise ShapeRuleError(f"masked_fill: mask must be another tensor parameter than {raw['mask']!r}")
+        return ShapeRule("masked_fill", source=raw["masked_fill"], indices=raw["mask"])
     if isinstance(raw, dict) and set(raw) == {"count_of"}:
         _need(raw["count_of"], tensor_params, "count_of", "tensor")
         return ShapeRule("count_of", source=raw["count_of"])
@@ -933,6 +949,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
         "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
+        "{masked_fill: <tensor param>, mask: <bool tensor param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

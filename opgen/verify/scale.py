@@ -601,7 +601,7 @@ class _Builder:
             yield from self.gather()
         elif kind in JOIN:
             yield from self.joins()
-        elif kind == "boolean_mask":
+        elif kind in ("boolean_mask", "masked_fill"):
             yield from self.masks()
         elif kind in CREATION:
             yield from self.creations()
@@ -831,7 +831,7 @@ class _Builder:
                 yield made
 
     def masks(self) -> Iterator[ScaleCase]:
-        """boolean_mask: a long 1-D run (the mask over every element), the rows of a table of more than
+        """boolean_mask and masked_fill: a long 1-D run (the mask over every element), the rows of a table of more than
         65536 rows, model-sized rows, a mask over two leading dims; the mask true at about half the
         rows (drawn), and in one case at all of them (the count is the bound)."""
         rule = self.rule

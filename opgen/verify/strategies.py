@@ -372,7 +372,7 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
     """Arguments for one call, keyed by parameter name, in signature order."""
     if overload.rule is not None and overload.rule.kind in GATHER:
         shapes, moved = _gather_draw(draw, overload)
-    elif overload.rule is not None and overload.rule.kind == "boolean_mask":
+    elif overload.rule is not None and overload.rule.kind in ("boolean_mask", "masked_fill"):
         shapes, moved = _mask_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind in JOIN:
         shapes, moved = {}, draw(join_arguments(overload))
@@ -573,7 +573,7 @@ MASK_DENSITIES = (0.0, 0.05, 0.5, 0.95, 1.0)  # none, a few, half, most, all row
 
 
 def _mask_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
-    """x's shape and the mask itself for a boolean_mask rule: the mask over x's first k dims (k from
+    """x's shape and the mask itself for a boolean_mask or masked_fill rule: the mask over x's first k dims (k from
     0, a 0-d mask, to x.ndim), true with a drawn density (none, a few, half, most, all: counts of 0
     and of the whole bound both come up), in any layout. Where the overload declares IndexError, one
     draw in eight has a mask that does not match: a dim one longer or shorter, or one dim too many."""

@@ -133,9 +133,14 @@ def _topk_rule(rule) -> list[str]:
 
 def _boolean_mask_rule(rule) -> list[str]:
     """boolean_mask: NumPy's IndexErrors, in its order and words (opgen.spec.shapes.boolean_mask_shape;
-    NumPy accepts a mask dim of 0 against a dim of 1), then out's bound: (mask.numel(), *x.shape[mask.ndim:])."""
+    NumPy accepts a mask dim of 0 against a dim of 1), then out's bound: (mask.numel(), *x.shape[mask.ndim:]).
+    masked_fill (x[mask] = value): the same IndexErrors, then out has x's shape."""
     x, m = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
     index = "throw opgen::Error(opgen::ErrorKind::Index, "
+    tail = ([f"  opgen::shim::check_output(opgen_out, opgen::shim::shape_of({x})); }}"] if rule.kind == "masked_fill" else [
+        f"  std::vector<int64_t> opgen_s{{{m}.numel()}};",
+        f"  for (int opgen_d = {m}.ndim(); opgen_d < {x}.ndim(); ++opgen_d) opgen_s.push_back({x}.size(opgen_d));",
+        "  opgen::shim::check_output(opgen_out, opgen_s); }"])
     return [
         f"{{ if ({m}.ndim() > {x}.ndim()) {index}\"too many indices for array: array is \" + "
         f"std::to_string({x}.ndim()) + \"-dimensional, but \" + std::to_string({m}.ndim()) + \" were indexed\");",
@@ -143,9 +148,7 @@ def _boolean_mask_rule(rule) -> list[str]:
         f"    if ({m}.size(opgen_d) != {x}.size(opgen_d) && !({x}.size(opgen_d) == 1 && {m}.size(opgen_d) == 0)) {index}\"boolean index did not match indexed array along "
         f"axis \" + std::to_string(opgen_d) + \"; size of axis is \" + std::to_string({x}.size(opgen_d)) + "
         f"\" but size of corresponding boolean axis is \" + std::to_string({m}.size(opgen_d)));",
-        f"  std::vector<int64_t> opgen_s{{{m}.numel()}};",
-        f"  for (int opgen_d = {m}.ndim(); opgen_d < {x}.ndim(); ++opgen_d) opgen_s.push_back({x}.size(opgen_d));",
-        "  opgen::shim::check_output(opgen_out, opgen_s); }",
+        *tail,
     ]
 
 
@@ -193,7 +196,7 @@ def _shape_rule(overload: Overload, call_args: list[str], rule=None) -> list[str
     tensors = [p.name for p in overload.sig.tensor_params]
     if rule.kind == "topk":
         return _topk_rule(rule)
-    if rule.kind == "boolean_mask":
+    if rule.kind in ("boolean_mask", "masked_fill"):
         return _boolean_mask_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(opgen_out, {});"]

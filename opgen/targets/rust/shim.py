@@ -197,7 +197,8 @@ def _topk_rule(rule) -> list[str]:
 
 def _boolean_mask_rule(rule) -> list[str]:
     """boolean_mask: NumPy's IndexErrors, in its order and words (opgen.spec.shapes.boolean_mask_shape;
-    NumPy accepts a mask dim of 0 against a dim of 1), then out's bound: (mask.numel(), *x.shape[mask.ndim:])."""
+    NumPy accepts a mask dim of 0 against a dim of 1), then out's bound: (mask.numel(), *x.shape[mask.ndim:]).
+    masked_fill (x[mask] = value): the same IndexErrors, then out has x's shape."""
     x, m = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
     return [
         f"if {m}.ndim() > {x}.ndim() {{ return Err(opgen::Error::index(format!(\"too many indices for array: "
@@ -208,9 +209,10 @@ def _boolean_mask_rule(rule) -> list[str]:
         f"of axis is {{}} but size of corresponding boolean axis is {{}}\", opgen_d, {x}.size(opgen_d), "
         f"{m}.size(opgen_d)))); }}",
         "}",
-        f"let mut opgen_s = vec![{m}.numel()];",
-        f"opgen_s.extend_from_slice(&{x}.shape()[{m}.ndim()..]);",
-        "opgen::shim::check_output(&opgen_out, &opgen_s)?;",
+        *([f"opgen::shim::check_output(&opgen_out, {x}.shape())?;"] if rule.kind == "masked_fill" else [
+            f"let mut opgen_s = vec![{m}.numel()];",
+            f"opgen_s.extend_from_slice(&{x}.shape()[{m}.ndim()..]);",
+            "opgen::shim::check_output(&opgen_out, &opgen_s)?;"]),
     ]
 
 
@@ -256,7 +258,7 @@ def _shape_rule(overload: Overload, rule=None) -> list[str]:
     rule = rule or overload.rule
     if rule.kind == "topk":
         return _topk_rule(rule)
-    if rule.kind == "boolean_mask":
+    if rule.kind in ("boolean_mask", "masked_fill"):
         return _boolean_mask_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(&opgen_out, &[])?;"]
