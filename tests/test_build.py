@@ -224,3 +224,52 @@ def test_object_facts_show_state_imports_and_machine_code(tmp_path):
     assert ("hand", ".text") == info.code.system_calls[0][:2] and info.code.system_calls[0][3] == "syscall"
     assert (".fastpath", "kStub", "OBJECT") in info.code.data_in_code
     assert any(section == ".text" and size == 2 for section, _, size, _ in info.code.stray)  # the bare .byte pair
+
+
+PRELUDE = """#ifndef TEST_PRELUDE_HPP
+#define TEST_PRELUDE_HPP
+#include <vector>
+inline int prelude_twice(int x) { return std::vector<int>(2, x)[0] * 2; }
+#endif
+"""
+
+
+def prelude_job(tag: str, value: int) -> BuildJob:
+    source = '#include "prelude.hpp"\n' + TINY.format(tag=tag, value=f"prelude_twice({value})")
+    return BuildJob(name=f"prelude-{tag}", sources={"kernel.cpp": source, "prelude.hpp": PRELUDE},
+                    precompiled=("prelude.hpp",))
+
+
+def test_a_precompiled_header_is_built_once_and_changes_neither_key_nor_object(private_cache, monkeypatch):
+    """Compiled functions' libraries and entries precompile their runtime header: one .gch per header
+    text and flags, shared by every job that names it, read through -include; the object is the one
+    the textual include gives, and the key and recorded flags do not mention it."""
+    a, b = prelude_job("a", 3), prelude_job("b", 4)
+    plain = BuildJob(name="prelude-a", sources=a.sources)
+    assert a.key == plain.key and a.flags == plain.flags
+    ninja_files: list[str] = []
+    real_run_ninja = build_mod.run_ninja
+    monkeypatch.setattr(build_mod, "run_ninja", lambda root, text, parallel=None: (
+        ninja_files.append(text), real_run_ninja(root, text, parallel))[1])
+    [ra, rb] = build([a, b])
+    assert ra.ok and rb.ok, ra.diagnostics + rb.diagnostics
+    assert call_tiny(ra.library, "a", 1) == 7 and call_tiny(rb.library, "b", 1) == 9
+    gch = list(private_cache.glob("build/*/prelude.hpp.gch"))
+    assert len(gch) == 1, gch  # one header text, one flag set: one precompiled header for both
+    with_pch = ra.object().read_bytes()
+    assert f"-include {gch[0].parent / 'prelude.hpp'}" in "".join(ninja_files)
+    # The same source without the precompiled header (another cache): the same object, byte for byte.
+    monkeypatch.setenv("OPGEN_CACHE_DIR", str(private_cache.parent / "textual"))
+    [rt] = build([plain])
+    assert rt.ok and rt.object().read_bytes() == with_pch
+    assert not list((private_cache.parent / "textual").glob("build/*/*.gch"))
+
+
+def test_a_header_that_does_not_precompile_fails_only_through_its_jobs(private_cache):
+    """A broken precompiled header leaves no .gch; the job then compiles the text and reports its error."""
+    job = BuildJob(name="broken-prelude", sources={"kernel.cpp": '#include "prelude.hpp"\nint f() { return 1; }\n',
+                                                  "prelude.hpp": "#error the prelude is broken\n"},
+                   precompiled=("prelude.hpp",))
+    [r] = build([job])
+    assert not r.ok and "the prelude is broken" in r.diagnostics
+    assert not list(private_cache.glob("build/*/*.gch"))

@@ -116,6 +116,11 @@ class BuildJob:
     # A Python extension module: the C API it calls resolves against the interpreter that imports
     # it, which no library on the link line provides, so it links without -z defs.
     extension: bool = False
+    # Headers among the sources that every job of its kind includes first and that cost most of
+    # its compile (the compiled-function runtime, the CPython entry's): compiled once per cache
+    # as a precompiled header (``PrecompiledHeader``). A pure speed-up: the key, the flags the
+    # evidence records and the object are those of the textual include.
+    precompiled: tuple[str, ...] = ()
 
     @property
     def flags(self) -> list[str]:
@@ -178,6 +183,35 @@ def _runtime_headers_digest() -> bytes:
     for header in sorted(RUNTIME.glob("*.h*")):
         h.update(header.name.encode() + b"\0" + header.read_bytes())
     return h.digest()
+
+
+@dataclass(frozen=True)
+class PrecompiledHeader:
+    """A header compiled once per cache (``<key>/<name>.gch``) and put in front of every source of
+    the jobs that name it (``-include <key>/<name>``), with the flags it was compiled with.
+
+    Each compiled function's library and CPython entry include a runtime header of over a thousand
+    lines and most of the standard library: about 1.3 s of each 2 s compile. GCC uses a .gch only
+    where the compile's options match those it was made with, and otherwise (-Winvalid-pch says
+    so in the log) reads the header's text, so a mismatch costs time, never a different object.
+    The job's own ``#include`` of the header finds its include guard defined and adds nothing."""
+
+    name: str
+    text: str
+    flags: tuple[str, ...]
+
+    @functools.cached_property
+    def key(self) -> str:
+        h = hashlib.sha256(b"precompiled-header\0")
+        tc = toolchain()
+        h.update(json.dumps([tc["cxx_version"], tc["isa"], list(self.flags), self.name]).encode())
+        h.update(_runtime_headers_digest())
+        h.update(self.text.encode())
+        return h.hexdigest()[:32]
+
+
+def precompiled_headers(job: BuildJob) -> list[PrecompiledHeader]:
+    return [PrecompiledHeader(name, job.sources[name], tuple(job.flags)) for name in job.precompiled]
 
 
 def sealed_units(job: BuildJob) -> list[SealedUnit]:
@@ -327,6 +361,18 @@ def build(jobs: list[BuildJob], *, parallel: int | None = None) -> list[BuildRes
 
     # Each key is compiled by one process at a time (opgen.build.claims); other keys build beside it.
     build_unclaimed(root, units, unit_built, compile_units)
+
+    # Precompiled headers, for the libraries not built yet (a failed one only costs its users time).
+    headers = {h.key: h for key, job in by_key.items() if not (root / key / "lib.so").exists()
+               for h in precompiled_headers(job)}
+
+    def compile_headers(keys: list[str]) -> None:
+        for key in keys:
+            (root / key).mkdir(parents=True, exist_ok=True)
+            _write_if_changed(root / key / headers[key].name, headers[key].text)
+        run_ninja(root, _header_ninja_text([(k, headers[k]) for k in keys], root), parallel)
+
+    build_unclaimed(root, headers, lambda key: (root / key / f"{headers[key].name}.gch").exists(), compile_headers)
     linkable = {key for key in by_key
                 if (root / key / "lib.so").exists() or all(unit_built(u.key) for u in units_of[key])}
 
@@ -374,6 +420,9 @@ _RULES = [
     "rule cxx",
     "  command = {cxx} $flags -I{runtime} -c $in -o $out 2> $out.log || (rm -f $out; exit 1)",
     "  description = CXX $in",
+    "rule pch",
+    "  command = {cxx} $flags -I{runtime} -x c++-header $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
+    "  description = PCH $out",
     "rule link",
     "  command = {cxx} $flags -shared $in -o $out.tmp 2> $out.log && mv $out.tmp $out",
     "  description = LINK $out",
@@ -410,12 +459,23 @@ def _unit_ninja_text(units: list[tuple[str, SealedUnit]], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _header_ninja_text(headers: list[tuple[str, PrecompiledHeader]], root: Path) -> str:
+    lines = _rules()
+    for key, header in headers:
+        d = root / key
+        lines += [f"build {d / header.name}.gch: pch {d / header.name}", f"  flags = {' '.join(header.flags)}"]
+    return "\n".join(lines) + "\n"
+
+
 def _ninja_text(jobs: list[tuple[BuildJob, list[SealedUnit]]], root: Path) -> str:
     """Each library: its own sources compiled in its directory, linked with its units' objects."""
     lines = _rules()
     for job, units in jobs:
         d = root / job.key
         flags = " ".join(job.flags)
+        for header in precompiled_headers(job):
+            if (root / header.key / f"{header.name}.gch").exists():
+                flags += f" -Winvalid-pch -include {root / header.key / header.name}"
         members = {name for group in job.sealed for name in group}
         objs = []
         for name in sorted(job.sources):

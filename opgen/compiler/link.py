@@ -55,7 +55,8 @@ def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel], pipelines: list[
             unit.append(name)
         sealed.append(tuple(unit))
     threads = bool(pipelines) or any(k.spec.threads_allowed(k.overload) for k in kernels)
-    return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed), resident=True)
+    return BuildJob(name=f"compiled-{fn.name}", sources=sources, threads=threads, sealed=tuple(sealed), resident=True,
+                    precompiled=(RUNTIME_HEADER.name,))
 
 
 def _pipeline_glue(sources: dict[str, str], pipelines: list[LinkedPipeline]) -> list[tuple[str, ...]]:

@@ -51,7 +51,7 @@ def build_job(fn: ir.Function) -> BuildJob:
     return BuildJob(name=f"python-entry-{fn.name}", sources={"python_entry.cpp": source,
                                                              RUNTIME_HEADER.name: RUNTIME_HEADER.read_text()},
                     extra_flags=[f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"],
-                    extension=True)
+                    extension=True, precompiled=(RUNTIME_HEADER.name,))
 
 
 def record(fn: ir.Function) -> dict:
