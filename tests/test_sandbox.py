@@ -439,13 +439,22 @@ def shipped_sources() -> list[tuple[str, str, str, Path]]:
     return [s for s in out if s[0] in SPECS]
 
 
-def test_every_shipped_kernel_passes_the_import_audit():
-    # An answer is usually the very source its registry entry holds: audit each distinct one once.
-    distinct: dict[tuple[str, str, str], tuple[str, str, str, Path]] = {}
+def audit_sample() -> list[tuple[str, str, str, Path]]:
+    """One shipped C++ kernel per op and variant (a variant, @threaded or @dpbf16, is where a kernel's
+    imports differ: OpenMP, intrinsics' helpers): 135 of the 485 distinct sources. Every shipped kernel
+    met the audit at admission, and ``opgen nightly`` (its gate re-run on every registry entry) audits
+    them all again; here the point is that the audit in force does not reject honest kernels of any
+    kind, at a quarter of the builds a fresh clone would otherwise compile."""
+    picked: dict[tuple[str, str], tuple[str, str, str, Path]] = {}
     for op, o, where, path in shipped_sources():
-        distinct.setdefault((op, o, path.read_text()), (op, o, where, path))
-    sources = list(distinct.values())
-    assert sources
+        variant = (path.parent.name if where == "generated" else path.stem).partition("@")[2]
+        picked.setdefault((op, variant), (op, o, where, path))
+    return list(picked.values())
+
+
+def test_the_shipped_kernels_of_every_op_and_variant_pass_the_import_audit():
+    sources = audit_sample()
+    assert {op for op, *_ in sources} == {op for op, *_ in shipped_sources()}
     jobs = [build_job(SPECS[op], SPECS[op].overload(o), path.read_text()) for op, o, _, path in sources]
     for (op, o, where, path), result, job in zip(sources, build(jobs), jobs):
         assert result.ok, f"{where} {op} {o}: {result.diagnostics}"  # links with -z defs
