@@ -233,7 +233,8 @@ def test_unknown_shape_form(tmp_path):
     path = write(tmp_path, with_signature("(a: tensor[float32]) -> tensor[float32]", "    shape: {like: a}\n"))
     assert error_of(path).message == (
         f"{path}:7: overloads.0.shape: shape must be 'elementwise', a gufunc string like '(m,k),(k,n)->(m,n)', "
-        "{same_as: <tensor param>}, {reduce: <tensor param>, axis: <int param>} (optionally with "
+        "{same_as: <tensor param>}, {sized: <list[int] param>}, {arange: [<start>, <stop>, <step>]} (int or "
+        "float params), {reduce: <tensor param>, axis: <int param>} (optionally with "
         "keepdims: <bool param>), {permute: <tensor param>, axes: <list[int] param>}, "
         "{reshape: <tensor param>, shape: <list[int] param>}, {expand_dims: <tensor param>, axis: <int param>}, "
         "{squeeze: <tensor param>, axis: <int param>}, {topk: <tensor param>, axis: <int param>, k: <int param>}, "
@@ -242,6 +243,7 @@ def test_unknown_shape_form(tmp_path):
         "{pad: <tensor param>, widths: <list[int] param>, mode: <str param>}, "
         "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
         "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
+        "{masked_fill: <tensor param>, mask: <bool tensor param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "
