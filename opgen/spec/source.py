@@ -23,8 +23,9 @@ Loc = tuple[Any, ...]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_with_lines(path: Path) -> tuple[Any, dict[Loc, int]]:
-    text = path.read_text(encoding="utf-8")
+def load_with_lines(path: Path, text: str | None = None) -> tuple[Any, dict[Loc, int]]:
+    """``path``'s YAML (or ``text``, read from it already) and the line of every key and value."""
+    text = path.read_text(encoding="utf-8") if text is None else text
     try:
         try:
             node = yaml.compose(text, Loader=_LOADER)
