@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from opgen.spec.shapes import assign_region_shape
+
 
 def _plain(fn, *args, **kwargs):
     try:
@@ -57,4 +59,23 @@ def masked_fill(x: np.ndarray, mask: np.ndarray, value) -> np.ndarray:
     shape is raised as it is."""
     out = np.array(x, order="C", copy=True)
     out[np.asarray(mask, dtype=bool)] = value
+    return out
+
+
+def assign_region(x: np.ndarray, value: np.ndarray, starts: list[int], steps: list[int]) -> np.ndarray:
+    """NumPy's basic-index item assignment x[region] = value on a copy of x (the functional update opgen
+    compile makes of it): the region along dim d is starts[d] + i*steps[d] for i in range(value.shape[d])
+    (a negative step walks backwards); ValueError (opgen.spec.shapes.assign_region_shape, its words) for a
+    region that does not lie in x."""
+    x, value = np.asarray(x), np.asarray(value)
+    _, err = assign_region_shape(x.shape, value.shape, starts, steps)
+    if err is not None:
+        raise ValueError(err)
+    out = np.array(x, order="C", copy=True)
+    if x.ndim == 0:
+        out[()] = value[()]
+        return out
+    if value.size == 0:  # a count of 0 along some dim: nothing set
+        return out
+    out[np.ix_(*[int(s) + int(t) * np.arange(c, dtype=np.int64) for s, t, c in zip(starts, steps, value.shape)])] = value
     return out

@@ -1,8 +1,9 @@
-"""Array item assignment (a[mask] = v) and where it is refused: Python writes the array in place,
-compiled code binds a new array to the name (opgen.masked_fill), so the compiler accepts only what no
-other name can tell apart (opgen.compiler.aliasing). What compiles is tested against Python in
-examples/compile/realistic/assignment.py (tests/test_compile_realistic.py); here, every refusal names
-its line, the construct and the fix."""
+"""Array item assignment (a[mask] = v, a[i] = v, a[:, :k] = w) and where it is refused: Python writes
+the array in place, compiled code binds a new array to the name (opgen.masked_fill,
+opgen.assign_region), so the compiler accepts only what no other name can tell apart
+(opgen.compiler.aliasing). What compiles is tested against Python in
+examples/compile/realistic/assignment.py and writes.py (tests/test_compile_realistic.py); here,
+every refusal names its line, the construct and the fix."""
 
 from __future__ import annotations
 
@@ -52,10 +53,22 @@ REFUSED = [
      "assigning an array into y[mask]", "np.where"),
     ("a float into an int array", "def f(x: I64) -> I64:\n    y = x * 2\n    y[y > 0] = 0.5  # <-\n    return y\n",
      "storing a float into y[mask]", "int(v)"),
-    ("an int index", "def f(x: F32) -> F32:\n    y = x.copy()\n    y[0] = 1.0  # <-\n    return y\n",
-     "assigning into an array at a int index", "np.where"),
-    ("a slice", "def f(x: F32) -> F32:\n    y = x.copy()\n    y[..., 0] = 1.0  # <-\n    return y\n",
-     "assigning to a slice or a basic index", "np.where"),
+    ("a parameter written through a slice", "def f(x: F32) -> F32:  # <-\n    x[:, 0] = 0.0\n    return x\n",
+     "changing the parameter 'x' in place", "x.copy()"),
+    ("a view of a copy kept across a row write", "def f(x: F32) -> F32:\n    y = x.copy()\n    first = y[0]\n"
+     "    y[1] = 2.0  # <-\n    return first\n", "first (line", "copy it"),
+    ("integer-array indices", "def f(x: F32) -> F32:\n    y = x.copy()\n    y[[0, 2]] = 1.0  # <-\n    return y\n",
+     "(integer-array indexing) is not supported", "bool mask"),
+    ("an int array index", "def f(x: F32, i: I64) -> F32:\n    y = x.copy()\n    y[i] = 1.0  # <-\n    return y\n",
+     "(integer-array indexing) is not supported", "bool mask"),
+    ("an int array among slices", "def f(x: F32, i: I64) -> F32:\n    y = x.copy()\n    y[:, i] = 1.0  # <-\n"
+     "    return y\n", "assigning through integer-array indices", "bool mask"),
+    ("a list stored", "def f(x: F32) -> F32:\n    y = x.copy()\n    y[0] = [1.0, 2.0]  # <-\n    return y\n",
+     "storing a list[float] into y[i]", "np.asarray"),
+    ("a float into an int array's row", "def f(x: I64) -> I64:\n    y = x * 2\n    y = np.copy(y)\n"
+     "    y[0] = 0.5  # <-\n    return y\n", "storing a float into y[i]", "int(v)"),
+    ("a torch step below 1", "def f(x: T32) -> T32:\n    y = x.clone()\n    y[::-1] = 0.0  # <-\n    return y\n",
+     "torch raises ValueError", "torch.flip"),
     ("a computed float into torch float32", "def f(x: T32, v: float) -> T32:\n    y = x.clone()\n"
      "    y[y > v] = v  # <-\n    return y\n", "torch raises RuntimeError", "torch.clamp"),
     ("copy of a torch tensor", "def f(x: T32) -> T32:\n    y = x.copy()  # <-\n    return y\n",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -322,6 +323,10 @@ CASES: dict[str, Case] = {
     "flags_off": Case(array_and_mask(np.bool_)),
     "threshold_logits": Case(st.tuples(hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(allow_nan=True)),
                                        any_float)),
+    # Basic-index writes: sizes held small (np.zeros of an any-int size would not fit in memory).
+    "pad_batch": Case(st.tuples(strategy(npt.NDArray[np.float32]), st.integers(-2, 6))),
+    "bucket_counts": Case(st.tuples(strategy(npt.NDArray[np.int64]), st.integers(-2, 12))),
+    "last_flag_on": Case(st.tuples(hnp.arrays(np.bool_, ARRAY_SHAPES))),
 }
 
 

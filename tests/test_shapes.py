@@ -165,3 +165,55 @@ def test_arange_step_zero_is_zero_division():
     with pytest.raises(ZeroDivisionError):
         np.arange(0, 5, 0)
     assert arange_length(0.0, float("inf"), 1.0)[1] == ("ValueError", "arange: cannot compute length")
+
+
+# --------------------------------------------------------------- assign_region (x[region] = value)
+
+REGION_PARAMS = {"tensor_params": ["x", "value"], "int_params": [], "int_list_params": ["starts", "steps"]}
+REGION_RULE = {"assign_region": "x", "value": "value", "starts": "starts", "steps": "steps"}
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({**REGION_RULE, "assign_region": "y"}, "assign_region: 'y' is not a tensor parameter"),
+    ({**REGION_RULE, "value": "x"}, "assign_region: value must be another tensor parameter than 'x'"),
+    ({**REGION_RULE, "starts": "x"}, "starts: 'x' is not a list[int] parameter"),
+    ({**REGION_RULE, "steps": "starts"}, "assign_region: steps must be another list[int] parameter than 'starts'"),
+    ({k: v for k, v in REGION_RULE.items() if k != "steps"}, "shape must be 'elementwise', a gufunc string"),
+])
+def test_assign_region_rule_parse_errors(raw, message):
+    args = dict(REGION_PARAMS)
+    with pytest.raises(ShapeRuleError, match=re.escape(message)):
+        parse_shape_rule(raw, args.pop("tensor_params"), args.pop("int_params"), **args)
+
+
+def test_assign_region_rule_is_x_shape_and_says_what_the_shim_checked():
+    rule = parse_shape_rule(REGION_RULE, ["x", "value"], [], int_list_params=["starts", "steps"])
+    assert (rule.kind, rule.source, rule.indices, rule.region) == ("assign_region", "x", "value", ("starts", "steps"))
+    args = {"x": np.empty((3, 4)), "value": np.empty((1, 2)), "starts": [2, 3], "steps": [1, -2]}
+    assert rule.output_shape(args, ["x", "value"]) == (3, 4)
+    text = rule.describe()
+    assert "out has x's shape" in text and "never 0" in text and "already raised ValueError" in text
+
+
+@pytest.mark.parametrize("shape, value, starts, steps, message", [
+    ((3, 4), (1, 2), [2, 3], [1, -2], None),  # positions 3, 1 along dim 1
+    ((3, 4), (0, 2), [9, 0], [1, 1], None),  # a count of 0: any start
+    ((), (), [], [], None),
+    ((3, 4), (2,), [0, 0], [1, 1], "assign_region: value has 1 dims but x has 2 (a region of x has x's rank)"),
+    ((3, 4), (1, 2), [0], [1, 1], "assign_region: starts has 1 entries but x has 2 dims"),
+    ((3, 4), (1, 2), [0, 0], [1, 1, 1], "assign_region: steps has 3 entries but x has 2 dims"),
+    ((3, 4), (0, 2), [0, 0], [0, 1], "assign_region: the step along dim 0 is 0"),
+    ((3, 4), (1, 2), [0, 3], [1, 2],
+     "assign_region: the region along dim 1 (start 3, step 2, count 2) reaches outside x's length 4"),
+    ((3, 4), (1, 2), [0, 1], [1, -2],
+     "assign_region: the region along dim 1 (start 1, step -2, count 2) reaches outside x's length 4"),
+    ((3, 4), (1, 1), [-1, 0], [1, 1],
+     "assign_region: the region along dim 0 (start -1, step 1, count 1) reaches outside x's length 3"),
+    ((0, 4), (1, 1), [0, 0], [1, 1],
+     "assign_region: the region along dim 0 (start 0, step 1, count 1) reaches outside x's length 0"),
+    ((3, 4), (3, 1), [2, 0], [2**62, 1],  # the last position past int64: outside, not wrapped
+     "assign_region: the region along dim 0 (start 2, step 4611686018427387904, count 3) reaches outside x's length 3"),
+])
+def test_assign_region_shape_checks_the_region(shape, value, starts, steps, message):
+    from opgen.spec.shapes import assign_region_shape
+    assert assign_region_shape(shape, value, starts, steps) == (shape, message)

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from opgen.compiler import casts, flavor, ir
 from opgen.compiler.errors import CompileError
+from opgen.spec.shapes import CREATION
 
+# NumPy's functions that make an array like another's shape: always an ndarray, even 0-d.
+ARRAY_LIKE = {"numpy.full_like", "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like"}
 # Shape rules of the ops whose results NumPy and torch may return as views of their first input.
 VIEW_RULES = {"permute", "reshape", "expand_dims", "squeeze", "broadcast_to"}
 
@@ -60,9 +63,12 @@ def _new_array(e: ir.Op) -> bool:
 
 def always_array(e: ir.Expr) -> bool:
     """Whether NumPy gives an ndarray for ``e`` even where it is 0-d: a copy (np.copy of a NumPy scalar
-    is a 0-d array) or a mask's rows (at least 1-d). A ufunc, a reduction or basic indexing gives a NumPy
+    is a 0-d array), an array made from a shape (np.zeros, np.full_like) or a mask's rows (at least 1-d). A ufunc, a reduction or basic indexing gives a NumPy
     scalar for a 0-d result, and item assignment into a NumPy scalar raises TypeError."""
     if isinstance(e, ir.Op) and getattr(e, "fresh_copy", False):
+        return True
+    if isinstance(e, ir.Op) and e.overload is not None and e.overload.rule is not None and \
+            (e.overload.rule.kind in CREATION or e.op in ARRAY_LIKE):  # np.zeros(()) is a 0-d array
         return True
     return isinstance(e, (ir.Index, ir.Subscript)) and isinstance(e.gather, ir.Op) and e.gather.native == "bounded_rows"
 

@@ -89,6 +89,7 @@ class _Emitter:
         self.fn = fn
         self.source_label = source_label
         self.temps = 0
+        self.regions: dict[int, str] = {}  # an ir.Region "value" node: the temporary holding its region
         # python name -> (C++ name, type, value); shared with the helpers' emitters
         self.tables: dict[str, tuple[str, Type, object]] = {} if tables is None else tables
         self.names = {p.name: _cpp_name(p.name) for p in fn.params} | {n: _cpp_name(n) for n in fn.locals}
@@ -194,6 +195,16 @@ class _Emitter:
                 self.out.add(f"opgen::compiled::extend({self.names[s.name]}, opgen::compiled::code_points({value}));")
             else:
                 self.out.add(f"opgen::compiled::extend({self.names[s.name]}, {value});")
+        elif isinstance(s, ir.SetItem) and s.rebind and s.value.op == "opgen.assign_region":
+            # a[1:, 0] = v: written in place where a alone holds its buffer, else the kernel's new array
+            region = s.value.bound[1]
+            self.value(region)
+            name = self.names[s.name]
+            self.out.add(f"if (!{name}.write_region({self.regions[id(region)]}.starts, {self.regions[id(region)]}.steps, "
+                         f"{self.regions[id(region)]}.value)) {{")
+            self.nested(lambda: self.out.add(f"{name} = {_moved(self.value(s.value))};"))
+            self.out.add("}")
+            del self.regions[id(region)]
         elif isinstance(s, ir.SetItem) and s.rebind:  # a[mask] = v: the new array, bound to a (see ir.SetItem)
             self.out.add(f"{self.names[s.name]} = {_moved(self.value(s.value))};")
         elif isinstance(s, ir.SetItem):
@@ -356,6 +367,8 @@ class _Emitter:
             return f"{name}()"
         if isinstance(e, (ir.Index, ir.Subscript)) and e.gather is not None:  # emb[ids]: the numpy.take it is
             return self.value(e.gather)
+        if isinstance(e, ir.Region):
+            return self.region(e)
         ctype = cpp_type(e.type)
         # Children first, so temporaries are numbered in the order they are computed.
         if isinstance(e, ir.Op) and e.native == "same":  # x.astype(<x's own dtype>): x itself
@@ -477,6 +490,23 @@ class _Emitter:
             raise AssertionError(type(e).__name__)
         return t
 
+
+    def region(self, e: ir.Region) -> str:
+        """What opgen.assign_region takes for ``a[parts] = v``: worked out once, by the "value" Region (v
+        first, as Python evaluates it before the subscript), and read from there by "starts" and "steps"."""
+        if e.what != "value":
+            return f"{self.regions[id(e.of)]}.{e.what}"
+        if id(e) in self.regions:  # worked out already, before the in-place test (see the SetItem)
+            return f"{self.regions[id(e)]}.value"
+        value = self.value(e.value)
+        base = self.value(e.view.base)
+        torch = e.view.base.flavor == "torch"
+        parts = [self.index_part(p, torch) for p in e.view.parts]
+        t = self.temp()
+        self.out.add(f"opgen::compiled::Region {t} = opgen::compiled::region({base}, {{{', '.join(parts)}}}, {value}, "
+                     f"{'true' if torch else 'false'});  // the region a[...] = v writes")
+        self.regions[id(e)] = t
+        return f"{t}.value"
 
     def zero_dim_check(self, e: ir.Op, args: list[str]) -> None:
         """torch's promotion counts a 0-d tensor only where its category is above the others' (float32
@@ -797,7 +827,7 @@ def _shape_rule(o: Overload, rule=None) -> str:
     if rule.kind == "topk":
         return f"opgen::compiled::shape_topk({rule.source}, {rule.axis}, {rule.k})"
     tensors = [p.name for p in o.sig.tensor_params]
-    if rule.kind in ("same_as", "masked_fill"):  # masked_fill: the kernel's shim raises for a mask that does not fit
+    if rule.kind in ("same_as", "masked_fill", "assign_region"):  # the shim raises for a mask or region that does not fit
         return f"opgen::compiled::shape_same_as({rule.source})"
     if rule.kind == "sized":
         return f"opgen::compiled::shape_sized({rule.dims})"

@@ -325,6 +325,25 @@ class WeakScalar(Expr):
 
 
 @dataclass(eq=False)
+class Region(Expr):
+    """One of what the runtime works out for a basic-index write ``a[1:, 0] = v``
+    (opgen::compiled::region), as opgen.assign_region takes it: ``what`` is "value" (v as a view of the
+    region's shape at a's rank, broadcast as setitem broadcasts it), "starts" or "steps" (the region's
+    first index and step along each of a's dims). The "value" one holds the typed view ``a[parts]``
+    (its parts are what the runtime reads; the view itself is never made) and v; "starts" and "steps"
+    name it in ``of``, so the work is done once. Python evaluates v before the subscript."""
+
+    what: str
+    view: Subscript | None = None
+    value: Expr | None = None
+    of: Region | None = None
+
+    @property
+    def children(self) -> list[Expr]:
+        return [self.view, self.value] if self.what == "value" else []
+
+
+@dataclass(eq=False)
 class Stmt:
     line: int
 

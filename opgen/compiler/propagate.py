@@ -459,27 +459,41 @@ class Propagator:
         if s.rebind:  # lowered on an earlier pass over this loop or branch: type the update again
             self.expr(s.value, assigned)
             return
-        target = f"{s.name}[...] = ..."
         if s.parts is not None or s.index is None:
-            raise self.error(s, f"assigning to a slice or a basic index of an array ({target} with ints, slices, ... "
-                                "or None) is not supported by opgen compile; only a bool mask is (a[mask] = v)",
-                             "build the new array whole: np.where(mask, v, a), np.concatenate([...]); or set it "
-                             "through a mask of a's shape")
+            self.region_set_item(s, have, t, assigned)
+            return
         key = self.expr(s.index, assigned)
+        if key.kind == "scalar":  # y[i] = v: a basic index
+            self.region_set_item(s, have, t, assigned)
+            return
         if key.kind != "tensor" or key.dtype.name != "bool":
-            raise self.error(s, f"assigning into an array at a {key} index is not supported by opgen compile; only "
-                                "a bool mask is (a[mask] = v, a[a < 0] = 0.0)",
+            raise self.error(s, f"assigning into an array at a {key} index (integer-array indexing) is not "
+                                "supported by opgen compile; a bool mask is (a[mask] = v), and so are ints, slices, "
+                                "... and None (a[i] = v, a[:, :k] = w)",
                              "select with a bool mask of a's shape, or build the new array with np.where")
         base_flavor, mask_flavor = self.flavors.get(s.name), s.index.flavor
         if base_flavor is not None and mask_flavor is not None and base_flavor != mask_flavor:
             raise self.error(s, "a NumPy array assigned into through a torch mask, or the other way round: the "
                                 "libraries convert it in their own ways", "use a mask of the same library")
-        dtype = have.dtype.name
         if t.kind == "tensor":
             raise self.error(s, f"assigning an array into {s.name}[mask] is not supported by opgen compile (only a "
                                 "scalar is: its rows may depend on how many mask elements are true)",
                              f"write np.where(mask, v, {s.name}) for a v that broadcasts to {s.name}, or assign a "
                              "scalar")
+        value = self.stored_scalar(s, f"{s.name}[mask]", have, t)
+        op = ir.Op(s.line, "opgen.masked_fill", [ir.Var(s.line, s.name), s.index, value], {},
+                   source=f"{s.name}[mask] = ... (a new {s.name}, opgen.masked_fill)")
+        op.library_bound = True
+        result = self.expr(op, assigned)
+        if result != have:
+            raise AssertionError(f"opgen.masked_fill of a {have} gave a {result}")
+        s.value, s.index, s.rebind = op, None, True
+
+    def stored_scalar(self, s: ir.SetItem, target: str, have: Type, t: Type) -> ir.Expr:
+        """A Python scalar stored into an array (``a[mask] = 0.0``, ``y[i] = v``) as the Python value of the
+        array's kind that the kernel takes, where NumPy and torch store it as that kind's value would be
+        (exactly, or rounded to float32)."""
+        dtype = have.dtype.name
         # The scalar types each dtype takes as NumPy stores them exactly or by rounding alone: a float into
         # an int array truncates (and raises for inf and nan), a number into a bool array tests it.
         takes = {"float32": (FLOAT, INT, BOOL), "float64": (FLOAT, INT, BOOL), "int64": (INT, BOOL), "bool": (BOOL,)}
@@ -488,24 +502,65 @@ class Propagator:
                                 "float64, int64 and bool are)", f"convert {s.name} to one of those first")
         if t not in takes[dtype]:
             fix = {"int64": "write int(v) if truncation is meant", "bool": "write bool(v)"}.get(dtype, "")
-            raise self.error(s, f"storing a {t} into {s.name}[mask], a {have}: NumPy converts it in a way opgen "
+            raise self.error(s, f"storing a {t} into {target}, a {have}: NumPy converts it in a way opgen "
                                 "compile does not follow (a float into an int array truncates, and raises for inf "
                                 "and nan)", fix or None)
-        if dtype == "float32" and t == FLOAT and base_flavor != flavor.NUMPY and not _fits_float32(s.value):
+        if dtype == "float32" and t == FLOAT and self.flavors.get(s.name) != flavor.NUMPY \
+                and not _fits_float32(s.value):
             # torch converts the Python float first and raises RuntimeError for one beyond float32's range
             # (NumPy stores inf); compiled code checks that only for a constant.
-            raise self.error(s, f"storing a computed float into {s.name}[mask], a float32 torch tensor: torch raises "
+            raise self.error(s, f"storing a computed float into {target}, a float32 torch tensor: torch raises "
                                 "RuntimeError for a float beyond float32's range, which opgen compile does not check",
-                             f"store a constant (-float('inf'), 0.0), or clamp: torch.clamp({s.name}, max=v)")
+                             f"store a constant (-float('inf'), 0.0), or clamp: torch.clamp(v, max=...)")
         want = {"float32": FLOAT, "float64": FLOAT, "int64": INT, "bool": BOOL}[dtype]
-        value = self.coerce(s.value, t, want, "")
-        op = ir.Op(s.line, "opgen.masked_fill", [ir.Var(s.line, s.name), s.index, value], {},
-                   source=f"{s.name}[mask] = ... (a new {s.name}, opgen.masked_fill)")
+        return self.coerce(s.value, t, want, "")
+
+    def region_set_item(self, s: ir.SetItem, have: Type, t: Type, assigned: set[str]) -> None:
+        """``y[i] = v``, ``out[:, :k] = w``, ``m[..., 0] = 0.0``: NumPy's and torch's item assignment through a
+        basic index (ints, slices, ``...``, None), as opgen.assign_region, whose result is bound to y again
+        (``rebind``, proven safe by opgen.compiler.aliasing as for a mask). v (a Python scalar, or an array
+        converted to y's dtype as setitem converts it, the astype cast) broadcasts to the view y[...] as
+        setitem broadcasts it; the runtime works out the region (opgen::compiled::region) with the same
+        checks and errors as the read y[...]."""
+        parts = s.parts if s.parts is not None else [ir.IndexPart("at", index=s.index)]
+        target = f"{s.name}[{'...' if s.parts is not None else 'i'}]"
+        view = ir.Subscript(s.line, ir.Var(s.line, s.name), parts)
+        self.expr(view, assigned)  # the parts typed and checked as for a read
+        if view.gather is not None:
+            raise self.error(s, f"assigning through integer-array indices ({target} = v with a list or an int array "
+                                "among the indices) is not supported by opgen compile", "assign through a bool mask "
+                                "(a[mask] = v), or ints and slices, or build the new array with np.where")
+        dtype = have.dtype.name
+        base_flavor = self.flavors.get(s.name)
+        if t.kind == "tensor":
+            if s.value.flavor is not None and base_flavor is not None and s.value.flavor != base_flavor:
+                raise self.error(s, "a NumPy array stored into a torch tensor, or the other way round: the libraries "
+                                    "convert it in their own ways", "convert it first (torch.from_numpy(a), t.numpy())")
+            value = s.value
+            if t.dtype.name != dtype:  # setitem converts as astype (NumPy) and Tensor.to (torch) do
+                value = ir.MethodCall(s.line, "", [s.value], {}, f"the value stored into {target}, converted to {dtype}",
+                                      method="astype", receiver=s.value, result=dtype,
+                                      called="ndarray.astype" if base_flavor == flavor.NUMPY else "Tensor.to",
+                                      library_bound=True)
+                self.expr(value, assigned)
+        elif t.kind == "scalar":
+            scalar = self.stored_scalar(s, target, have, t)
+            value = ir.WeakScalar(s.line, scalar, dtype)
+            value.type, value.flavor = tensor_of(dtype), base_flavor
+        else:
+            raise self.error(s, f"storing a {t} into {target} is not supported by opgen compile (a number or an array "
+                                "is)", "make it an array first: np.asarray(v, dtype=...) outside the loop")
+        region = ir.Region(s.line, "value", view=view, value=value)
+        region.type, region.flavor = have, base_flavor
+        starts, steps = (ir.Region(s.line, what, of=region) for what in ("starts", "steps"))
+        starts.type = steps.type = list_of(INT)
+        op = ir.Op(s.line, "opgen.assign_region", [ir.Var(s.line, s.name), region, starts, steps], {},
+                   source=f"{target} = ... (a new {s.name}, opgen.assign_region)")
         op.library_bound = True
         result = self.expr(op, assigned)
         if result != have:
-            raise AssertionError(f"opgen.masked_fill of a {have} gave a {result}")
-        s.value, s.index, s.rebind = op, None, True
+            raise AssertionError(f"opgen.assign_region of a {have} gave a {result}")
+        s.value, s.index, s.parts, s.rebind = op, None, None, True
 
     def fix_guess(self, name: str, t: Type | None) -> None:
         """A use that decides an empty container's type (what is put in it): confirm the guess, or start
@@ -608,6 +663,11 @@ class Propagator:
             raise self.error(e, f"{e.kind}() is supported only where Python iterates over it",
                              f"loop over it, or make a list: list({e.kind}(...))")
         if isinstance(e, (ir.Convert, ir.WeakScalar)):
+            return e.type
+        if isinstance(e, ir.Region):  # typed where it is made (region_set_item); a later pass types its parts
+            if e.what == "value":
+                self.expr(e.view, assigned)
+                self.expr(e.value, assigned)
             return e.type
         if isinstance(e, ir.PipelineEmbed):
             t = self.expr(e.texts, assigned)

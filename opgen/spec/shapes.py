@@ -79,6 +79,14 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 mask a bool mask of the shape of x's first mask.ndim dims. The shim raises NumPy's
                 IndexError for a mask that does not match (boolean_mask's checks, in its words) before
                 the kernel runs; then the shape is x's all the same.
+    assign_region {assign_region: x, value: value, starts: starts, steps: steps}  x's shape: NumPy's
+                basic-index item assignment x[s_0:e_0:t_0, ...] = value as a functional update; the
+                list[int] parameters starts and steps give each dim's first position and step (a
+                negative step walks backwards, never 0), value's shape the count along each dim (0:
+                nothing set), so out[starts + i*steps] = value[i]. The shim raises ValueError
+                (assign_region_shape, its words) for a region that does not lie in x (ranks or list
+                lengths that differ, a step of 0, a first or last position outside x's dim) before the
+                kernel runs; then the shape is x's all the same.
     count_of    {count_of: mask}  the 0-d int64 result holding the length a bounded result (BOUNDED)
                 reaches at run time.
     sized       {sized: shape}  the list[int] parameter shape itself (numpy.zeros, ones, full: an array
@@ -114,7 +122,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | masked_fill | count_of
+    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | masked_fill | assign_region | count_of
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -131,7 +139,8 @@ class ShapeRule:
     dilation: tuple[str, ...] = ()
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
-    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices; boolean_mask: the bool mask
+    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices; boolean_mask: the bool mask; assign_region: the value tensor
+    region: tuple[str, ...] = ()  # assign_region: the list[int] params of the starts and the steps, in that order
     k: str | None = None  # topk: the int param of the selected length
     # concatenate and stack: ``source`` names the list[tensor[...]] parameter, ``axis`` the int one.
     # gufunc: NumPy's flexible core dims ("(m?,k),(k,n?)->(m?,n?)", matmul's 1-D rules), written
@@ -202,6 +211,16 @@ class ShapeRule:
             x, m = self.source, self.indices
             return (f"masked_fill: out has {x}'s shape; opgen's shim has already raised NumPy's IndexError for a {m} "
                     f"whose shape is not {x}'s first {m}.ndim dims, so the shapes match")
+        if self.kind == "assign_region":
+            x, v = self.source, self.indices
+            starts, steps = self.region
+            return (f"assign_region: out has {x}'s shape and is a copy of {x} in which the region is replaced by {v}: "
+                    f"for every index i of {v}.shape, out[{starts}[0] + i[0]*{steps}[0], ..., {starts}[n-1] + "
+                    f"i[n-1]*{steps}[n-1]] = {v}[i] (NumPy's {x}[{starts}[0]::{steps}[0], ...][:{v}.shape[0], ...] = "
+                    f"{v}); {v} has {x}'s rank, {v}.shape[d] is the count along dim d (0: nothing set), a step may "
+                    f"be negative (a reversed slice) but is never 0; opgen's shim has already raised ValueError for a "
+                    f"region that does not lie in {x} (ranks or list lengths that differ, a step of 0, a first or "
+                    f"last position outside {x}'s dim), so every position written is inside {x}")
         if self.kind == "boolean_mask":
             x, m = self.source, self.indices
             return (f"boolean_mask: out is allocated at its bound ({m}.numel(), *{x}.shape[{m}.ndim:]), and the "
@@ -330,7 +349,7 @@ class ShapeRule:
         if self.kind == "boolean_mask":
             shape, _ = boolean_mask_shape(tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])))
             return shape
-        if self.kind == "masked_fill":
+        if self.kind in ("masked_fill", "assign_region"):
             return tuple(np.shape(args[self.source]))
         if self.kind == "count_of":
             return ()
@@ -787,6 +806,34 @@ def boolean_mask_shape(shape: tuple[int, ...], mask: tuple[int, ...]) -> tuple[t
     return (int(np.prod(mask, dtype=np.int64)),) + tuple(shape[len(mask):]), None
 
 
+def assign_region_shape(shape: tuple[int, ...], value: tuple[int, ...], starts: Any,
+                        steps: Any) -> tuple[tuple[int, ...], str | None]:
+    """(out's shape, None) where x[region] = value (assign_region) accepts the region, else (out's
+    shape, why not: the shim's ValueError message). out's shape is x's either way (the caller
+    allocates it from the shapes alone). Rejected: value of another rank than x, starts or steps of
+    another length than x's rank, a step of 0 (along any dim), or, along a dim where value's count is
+    not 0, a first (start) or last (start + (count - 1) * step) position outside [0, x's length). The
+    C++ and Rust shims check the same in the same order and words, without overflow (Python's ints
+    are exact; the shims check each product and sum)."""
+    shape, value = tuple(int(d) for d in shape), tuple(int(d) for d in value)
+    starts, steps = [int(s) for s in starts], [int(s) for s in steps]
+    nd = len(shape)
+    if len(value) != nd:
+        return shape, f"assign_region: value has {len(value)} dims but x has {nd} (a region of x has x's rank)"
+    if len(starts) != nd:
+        return shape, f"assign_region: starts has {len(starts)} entries but x has {nd} dims"
+    if len(steps) != nd:
+        return shape, f"assign_region: steps has {len(steps)} entries but x has {nd} dims"
+    for d in range(nd):
+        start, step, count, n = starts[d], steps[d], value[d], shape[d]
+        if step == 0:
+            return shape, f"assign_region: the step along dim {d} is 0"
+        if count and not (0 <= start < n and 0 <= start + (count - 1) * step < n):
+            return shape, (f"assign_region: the region along dim {d} (start {start}, step {step}, count {count}) "
+                           f"reaches outside x's length {n}")
+    return shape, None
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -919,6 +966,17 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         if raw["mask"] == raw["masked_fill"]:
             raise ShapeRuleError(f"masked_fill: mask must be another tensor parameter than {raw['mask']!r}")
         return ShapeRule("masked_fill", source=raw["masked_fill"], indices=raw["mask"])
+    if isinstance(raw, dict) and set(raw) == {"assign_region", "value", "starts", "steps"}:
+        _need(raw["assign_region"], tensor_params, "assign_region", "tensor")
+        _need(raw["value"], tensor_params, "value", "tensor")
+        if raw["value"] == raw["assign_region"]:
+            raise ShapeRuleError(f"assign_region: value must be another tensor parameter than {raw['value']!r}")
+        _need(raw["starts"], int_list_params or [], "starts", "list[int]")
+        _need(raw["steps"], int_list_params or [], "steps", "list[int]")
+        if raw["starts"] == raw["steps"]:
+            raise ShapeRuleError(f"assign_region: steps must be another list[int] parameter than {raw['starts']!r}")
+        return ShapeRule("assign_region", source=raw["assign_region"], indices=raw["value"],
+                         region=(raw["starts"], raw["steps"]))
     if isinstance(raw, dict) and set(raw) == {"count_of"}:
         _need(raw["count_of"], tensor_params, "count_of", "tensor")
         return ShapeRule("count_of", source=raw["count_of"])
@@ -950,6 +1008,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{concatenate: <list[tensor] param>, axis: <int param>}, {stack: <list[tensor] param>, axis: <int param>}, "
         "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
         "{masked_fill: <tensor param>, mask: <bool tensor param>}, "
+        "{assign_region: <tensor param>, value: <tensor param>, starts: <list[int] param>, steps: <list[int] param>}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

@@ -603,6 +603,8 @@ class _Builder:
             yield from self.joins()
         elif kind in ("boolean_mask", "masked_fill"):
             yield from self.masks()
+        elif kind == "assign_region":
+            yield from self.regions()
         elif kind in CREATION:
             yield from self.creations()
         else:
@@ -847,6 +849,34 @@ class _Builder:
             if made is not None:
                 if label == "every row kept":
                     made.args[mask][...] = True
+                yield made
+
+    def regions(self) -> Iterator[ScaleCase]:
+        """assign_region (x[region] = value): a long 1-D run set with step 1 past a blocked loop's tail,
+        a column block x[:, :k] of a model-sized (rows, 384 or 768) table, one row (a count of 1 on dim
+        0, as x[r] = row is), every other row from the last backwards with a strided column range, and
+        a block of a table of more than 65536 rows; value sized to the region (in the column block a
+        broadcast view of one row: stride 0 along dim 0, as x[:, :k] = row lowers)."""
+        rule = self.rule
+        x, value = rule.source, rule.indices
+        starts, steps = rule.region
+        long, odd, rows = self.long_size(), self.odd(), TABLE_ROWS + int(self.rng.integers(1, 4096))
+        model = (int(self.rng.choice(AROUND_MODEL[3:12])), int(self.rng.choice([384, 768])))
+        k = int(self.rng.integers(17, model[1] // 2))
+        r = int(self.rng.integers(0, model[0]))
+        # (label, x's shape, starts, steps, counts)
+        cases = [("a long run", (REDUCTION_LENGTH + long,), [7], [1], [REDUCTION_LENGTH + long - 7 - 5]),
+                 (f"a column block [:, :{k}]", model, [0, 0], [1, 1], [model[0], k]),
+                 (f"one row [{r}]", (model[0], model[1]), [r, 0], [1, 1], [1, model[1]]),
+                 ("every other row backwards, strided columns", (odd, 129), [odd - 1, 3], [-2, 3],
+                  [(odd - 1) // 2 + 1, 42]),
+                 ("a block of a table of many rows", (rows, 5), [rows // 3, 1], [1, 1], [rows // 2, 3])]
+        for label, shape, st_, sp, counts in cases:
+            made = self.make(f"derived: {label}, {x}{shape}, {value}{tuple(counts)}", "derived",
+                             {x: shape, value: tuple(counts)}, {starts: st_, steps: sp})
+            if made is not None:
+                if label.startswith("a column block"):  # the right-hand side one row, broadcast: stride 0 along dim 0
+                    made.args[value] = np.broadcast_to(np.ascontiguousarray(made.args[value][:1]), tuple(counts))
                 yield made
 
     def joins(self) -> Iterator[ScaleCase]:

@@ -374,6 +374,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         shapes, moved = _gather_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind in ("boolean_mask", "masked_fill"):
         shapes, moved = _mask_draw(draw, overload)
+    elif overload.rule is not None and overload.rule.kind == "assign_region":
+        shapes, moved = _region_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind in JOIN:
         shapes, moved = {}, draw(join_arguments(overload))
     else:
@@ -569,6 +571,17 @@ def _index_select_shapes(draw: st.DrawFn, overload: Overload, shape: tuple[int, 
     return {rule.source: shape, rule.indices: tuple(index_shape)}, {rule.axis: axis}
 
 
+def _data_shape(draw: st.DrawFn, dom: Domain) -> tuple[int, ...]:
+    """The shape of the tensor a mask or a region indexes: any of the domain's ranks (0-d and dims
+    of 0 and 1 among them, sides up to its max_side or 8), or a vector tail (TAIL_LENGTHS)."""
+    max_side = dom.max_side or 8
+    lo = dom.min_dims if dom.min_dims is not None else 0
+    hi = dom.max_dims if dom.max_dims is not None else 4
+    tails = [(n,) for n in TAIL_LENGTHS if lo <= 1 <= hi] + [(3, n) for n in TAIL_LENGTHS if lo <= 2 <= hi]
+    return tuple(draw(st.one_of(hnp.array_shapes(min_dims=lo, max_dims=hi, min_side=0, max_side=max_side),
+                                st.sampled_from(tails) if tails else st.nothing()), label="data shape"))
+
+
 MASK_DENSITIES = (0.0, 0.05, 0.5, 0.95, 1.0)  # none, a few, half, most, all rows kept
 
 
@@ -579,13 +592,7 @@ def _mask_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int
     draw in eight has a mask that does not match: a dim one longer or shorter, or one dim too many."""
     rule = overload.rule
     x, mask = rule.source, rule.indices
-    dom_x = overload.domain.get(x, Domain())
-    max_side = dom_x.max_side or 8
-    lo = dom_x.min_dims if dom_x.min_dims is not None else 0
-    hi = dom_x.max_dims if dom_x.max_dims is not None else 4
-    tails = [(n,) for n in TAIL_LENGTHS if lo <= 1 <= hi] + [(3, n) for n in TAIL_LENGTHS if lo <= 2 <= hi]
-    shape = tuple(draw(st.one_of(hnp.array_shapes(min_dims=lo, max_dims=hi, min_side=0, max_side=max_side),
-                                 st.sampled_from(tails) if tails else st.nothing()), label="data shape"))
+    shape = _data_shape(draw, overload.domain.get(x, Domain()))
     k = draw(st.integers(0, len(shape)), label="mask dims")
     mask_shape = shape[:k]
     if any(r.error == "IndexError" for r in overload.raises) and draw(st.integers(0, 7), label="mask mismatch") == 2:
@@ -599,6 +606,90 @@ def _mask_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int
     seed = draw(st.integers(0, 2**32 - 1), label="mask seed")
     values = np.random.default_rng(seed).random(mask_shape) < density
     return {x: shape, mask: mask_shape}, {mask: lay_out(values, draw(st.sampled_from(LAYOUTS), label="layout"))}
+
+
+REGION_STEPS = (1, 1, -1, 2, -2, 3, -3, 5)  # unit steps most often, reversed, strided, a long stride
+
+
+def _region_dim(draw: st.DrawFn, n: int, d: int) -> tuple[int, int, int]:
+    """A valid (start, step, count) along a dim of length n: a count of 0 (then any start), 1, the
+    dim's whole length (step 1 or -1), or any that fits; the step drawn first (REGION_STEPS), the
+    count up to what fits, the start so that the last position stays inside."""
+    step = draw(st.sampled_from(REGION_STEPS), label=f"step along dim {d}")
+    if n == 0:
+        return draw(st.integers(0, 3), label=f"start along dim {d}"), step, 0
+    fits = (n - 1) // abs(step) + 1  # the most positions of this step in n
+    count = draw(st.one_of(st.sampled_from([0, 1, fits]), st.integers(0, fits)), label=f"count along dim {d}")
+    if count == 0:
+        return draw(st.integers(0, n + 2), label=f"start along dim {d}"), step, 0
+    span = (count - 1) * abs(step)  # the first and last positions are span apart
+    lo = draw(st.integers(0, n - 1 - span), label=f"region's lowest position along dim {d}")
+    return (lo if step > 0 else lo + span), step, count
+
+
+def _region_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """x's shape and the region of an assign_region rule (x[region] = value): x's shape as _mask_draw
+    draws it (_data_shape: 0-d, dims of 0 and 1, the vector tails), then along each dim a valid
+    (start, step, count) (_region_dim: counts of 0, 1 and the whole dim, steps of either sign, 1 and
+    larger); value's shape is the counts. starts and steps are drawn here, as Python lists; value too
+    in one draw in four, as a broadcast view (its values, drawn as any tensor's with the domain's
+    specials and a drawn layout, of length 1 along a drawn subset of its dims, np.broadcast_to there:
+    stride 0), and for a 0-d x (x and value, kept 0-d). Where the overload declares ValueError, one
+    draw in eight is a region NumPy's setitem rejects: a first or last position outside x, a step of
+    0, starts or steps of another length, value of another rank."""
+    rule = overload.rule
+    x, value = rule.source, rule.indices
+    starts_name, steps_name = rule.region
+    shape = _data_shape(draw, overload.domain.get(x, Domain()))
+    dims = [_region_dim(draw, n, d) for d, n in enumerate(shape)]
+    starts, steps, counts = [s for s, _, _ in dims], [t for _, t, _ in dims], [c for _, _, c in dims]
+    if "ValueError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="rejected region") == 3:
+        hows = ["starts length", "steps length", "rank"] + (["outside", "step 0"] if shape else [])
+        how = draw(st.sampled_from(hows), label="how")
+        if how in ("outside", "step 0"):
+            d = draw(st.integers(0, len(shape) - 1), label="bad dim")
+            n = shape[d]
+            if how == "step 0":
+                steps[d] = 0
+            else:  # a first or last position one past either end (a count of 0 where there is no room)
+                counts[d] = max(counts[d], 1)
+                where = draw(st.sampled_from(["start past the end", "start before 0", "last past the end",
+                                              "last before 0"]), label="where")
+                if where == "start past the end":
+                    starts[d] = n + draw(st.integers(0, 2), label="past by")
+                elif where == "start before 0":
+                    starts[d] = -1 - draw(st.integers(0, 2), label="before by")
+                elif n == 0:  # any first position is outside an empty dim
+                    starts[d] = 0
+                elif where == "last past the end":  # one step past position n - 1
+                    steps[d] = abs(steps[d])
+                    starts[d] = draw(st.integers(0, n - 1), label="start")
+                    counts[d] = (n - 1 - starts[d]) // steps[d] + 2
+                else:  # one step backwards past position 0
+                    steps[d] = -abs(steps[d])
+                    starts[d] = draw(st.integers(0, n - 1), label="start")
+                    counts[d] = starts[d] // abs(steps[d]) + 2
+        elif how == "starts length":
+            starts = starts[:-1] if starts and draw(st.booleans(), label="shorter") else starts + [0]
+        elif how == "steps length":
+            steps = steps[:-1] if steps and draw(st.booleans(), label="shorter") else steps + [1]
+        else:  # value of another rank
+            counts = counts[:-1] if counts and draw(st.booleans(), label="fewer") else counts + [1]
+    moved: dict[str, Any] = {starts_name: [int(s) for s in starts], steps_name: [int(t) for t in steps]}
+    counts_t = tuple(counts)
+    if not shape:  # a 0-d x (lay_out gives a 0-d draw back as shape (1,): NumPy's ascontiguousarray)
+        for name, s in ((x, shape), (value, counts_t)):
+            p = overload.sig.param(name)
+            moved[name] = draw(_tensor(s, p.type.dtype, overload.domain.get(name, Domain())), label=name).reshape(s)
+        return {x: shape, value: counts_t}, moved
+    if counts_t and draw(st.integers(0, 3), label="value broadcast") == 0:
+        # stride 0 along a drawn subset of value's dims: its values drawn at 1 there, then broadcast
+        along = draw(st.lists(st.booleans(), min_size=len(counts_t), max_size=len(counts_t)), label="broadcast dims")
+        small = tuple(1 if b else c for b, c in zip(along, counts_t))
+        p = overload.sig.param(value)
+        base = draw(_tensor(small, p.type.dtype, overload.domain.get(value, Domain())), label=value)
+        moved[value] = np.broadcast_to(base, counts_t)
+    return {x: shape, value: counts_t}, moved
 
 
 def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:

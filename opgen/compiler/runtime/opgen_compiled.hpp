@@ -160,6 +160,70 @@ class Array {
   // parts are applied left to right, `...` stands for the dims no part names, None adds a dim of 1.
   Array subscript(const std::vector<IndexPart>& parts) const;
 
+  // The same memory seen with another shape and strides (in elements; the caller keeps every
+  // position it names inside this array's memory).
+  Array with_layout(std::vector<int64_t> shape, std::vector<int64_t> strides) const {
+    Array r = *this;
+    r.shape_ = std::move(shape);
+    r.strides_ = std::move(strides);
+    if (r.shape_.empty()) r.strides_.clear();
+    return r;
+  }
+
+  // a[region] = value in place, as Python writes it, where this array alone holds its buffer and is
+  // compact: no other name, view, or the value itself (a view of this array holds the buffer too) can
+  // see the write. value has the region's shape at this array's rank, the region lies inside it
+  // (opgen::compiled::region worked both out). False, and nothing written, otherwise: the caller
+  // then makes the new array with opgen.assign_region.
+  bool write_region(const std::vector<int64_t>& starts, const std::vector<int64_t>& steps, const Array& value) {
+    if (!owner_ || owner_.use_count() != 1 || !strides_.empty() || data_ != owner_->p) return false;
+    if (value.dtype_.code != dtype_.code || value.dtype_.bits != dtype_.bits || value.ndim() != ndim()) return false;
+    const int nd = ndim();
+    const int64_t n = value.numel();
+    if (n == 0) return true;
+    const std::vector<int64_t> compact = strides(), src_strides = value.strides();
+    std::vector<int64_t> dst_strides(static_cast<size_t>(nd));
+    int64_t dst = 0;
+    for (int d = 0; d < nd; ++d) {
+      dst += starts[d] * compact[d];
+      dst_strides[d] = steps[d] * compact[d];
+    }
+    const size_t item = item_size(dtype_);
+    const int64_t inner = nd ? value.shape_[nd - 1] : 1, outer = n / inner;
+    const int64_t ds = nd ? dst_strides[nd - 1] : 0, ss = nd ? src_strides[nd - 1] : 0;
+    std::vector<int64_t> at(static_cast<size_t>(nd > 1 ? nd - 1 : 0), 0);
+    int64_t src = 0;
+    for (int64_t row = 0; row < outer; ++row) {
+      char* to = data_ + dst * static_cast<int64_t>(item);
+      const char* from = value.data_ + src * static_cast<int64_t>(item);
+      if (ds == 1 && ss == 1) {
+        std::memcpy(to, from, static_cast<size_t>(inner) * item);
+      } else {
+        for (int64_t i = 0; i < inner; ++i)
+          std::memcpy(to + i * ds * static_cast<int64_t>(item), from + i * ss * static_cast<int64_t>(item), item);
+      }
+      for (int d = nd - 2; d >= 0; --d) {  // odometer over the dims before the last
+        if (++at[d] < value.shape_[d]) {
+          dst += dst_strides[d];
+          src += src_strides[d];
+          break;
+        }
+        dst -= dst_strides[d] * (value.shape_[d] - 1);
+        src -= src_strides[d] * (value.shape_[d] - 1);
+        at[d] = 0;
+      }
+    }
+    return true;
+  }
+
+  // Strides in elements, made explicit for a compact array.
+  std::vector<int64_t> strides() const {
+    if (!strides_.empty()) return strides_;
+    std::vector<int64_t> s(shape_.size(), 1);
+    for (int d = ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * shape_[d + 1];
+    return s;
+  }
+
   // The same memory with the dims in another order: dim i of the result is dim order[i] of this
   // (order a permutation of 0..ndim-1, checked by the callers below).
   Array permuted(const std::vector<int64_t>& order) const {
@@ -311,6 +375,82 @@ inline Array Array::subscript(const std::vector<IndexPart>& parts) const {
   for (; d < nd; ++d) keep(shape_[d], strides[d]);
   r.data_ = data_ + offset * static_cast<int64_t>(item_size(dtype_));
   if (r.shape_.empty()) r.strides_.clear();  // 0-d: one element at data_
+  return r;
+}
+
+// A basic-index write a[parts] = value (NumPy's and torch's item assignment through ints, slices,
+// `...` and None), as opgen.assign_region takes it: the region's first index and step along each of
+// a's dims, and value as a view of the region's shape at a's rank. value broadcasts to the view
+// a[parts] as setitem broadcasts it (its leading dims of 1 beyond the view's rank dropped, then
+// NumPy's rules one way: each dim equal or 1); an integer index's dim is a dim of 1 of the region
+// and a None's dim of 1 is dropped. No copy: the value is a view of value's memory (stride 0 where
+// it broadcasts). a[parts] is checked as a read checks it (IndexError, ValueError for a step of 0).
+struct Region {
+  Array value;
+  std::vector<int64_t> starts, steps;
+};
+
+// A shape as NumPy's messages write it, (3,) or (2,4); torch's: [3], [2, 4].
+inline std::string shape_text(const std::vector<int64_t>& shape, bool torch) {
+  std::string s = torch ? "[" : "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? (torch ? ", " : ",") : "") + std::to_string(shape[i]);
+  return s + (torch ? "]" : shape.size() == 1 ? ",)" : ")");
+}
+
+inline Region region(const Array& a, const std::vector<IndexPart>& parts, const Array& value, bool torch) {
+  const std::vector<int64_t> view_shape = a.subscript(parts).shape();  // the read's checks and errors
+  const int nd = a.ndim();
+  int named = 0;
+  for (const IndexPart& p : parts) named += p.kind == IndexPart::At || p.kind == IndexPart::Slice;
+  Region r;
+  r.starts.assign(static_cast<size_t>(nd), 0);
+  r.steps.assign(static_cast<size_t>(nd), 1);
+  std::vector<int64_t> counts(static_cast<size_t>(nd), 1);
+  std::vector<int> dim_of;  // each view dim's dim of a, or -1 for a None's
+  int d = 0;
+  auto whole = [&]() {
+    counts[d] = a.shape()[d];
+    dim_of.push_back(d++);
+  };
+  for (const IndexPart& p : parts) {
+    if (p.kind == IndexPart::At) {
+      const int64_t n = a.shape()[d];
+      r.starts[d++] = p.start < 0 ? p.start + n : p.start;  // in range: subscript checked it
+    } else if (p.kind == IndexPart::Slice) {
+      slice_range(p, a.shape()[d], r.starts[d], r.steps[d], counts[d]);
+      dim_of.push_back(d++);
+    } else if (p.kind == IndexPart::NewAxis) {
+      dim_of.push_back(-1);
+    } else {
+      for (int k = 0; k < nd - named; ++k) whole();
+    }
+  }
+  while (d < nd) whole();
+  // value against the view's shape, right-aligned, after its extra leading dims of 1.
+  const std::vector<int64_t>& vshape = value.shape();
+  const std::vector<int64_t> vstrides = value.strides();
+  size_t skip = 0;
+  while (vshape.size() - skip > view_shape.size() && vshape[skip] == 1) ++skip;
+  bool fits = vshape.size() - skip <= view_shape.size();
+  std::vector<int64_t> stride_of(view_shape.size(), 0);  // value's stride along each view dim
+  for (size_t j = 0; fits && j < vshape.size() - skip; ++j) {
+    const size_t v = vshape.size() - 1 - j, w = view_shape.size() - 1 - j;
+    if (vshape[v] == view_shape[w])
+      stride_of[w] = vshape[v] == 1 ? 0 : vstrides[v];
+    else
+      fits = vshape[v] == 1;
+  }
+  if (!fits) {
+    if (!torch)
+      raise(ErrorKind::Value, "could not broadcast input array from shape " + shape_text(vshape, false) +
+                                  " into shape " + shape_text(view_shape, false));
+    raise(ErrorKind::Internal, "shape mismatch: value tensor of shape " + shape_text(vshape, true) +
+                                   " cannot be broadcast to indexing result of shape " + shape_text(view_shape, true));
+  }
+  std::vector<int64_t> strides(static_cast<size_t>(nd), 0);
+  for (size_t j = 0; j < dim_of.size(); ++j)
+    if (dim_of[j] >= 0) strides[static_cast<size_t>(dim_of[j])] = stride_of[j];
+  r.value = value.with_layout(counts, strides);
   return r;
 }
 

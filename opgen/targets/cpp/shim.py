@@ -152,6 +152,35 @@ def _boolean_mask_rule(rule) -> list[str]:
     ]
 
 
+def _assign_region_rule(rule) -> list[str]:
+    """assign_region (x[region] = value): the region checks of opgen.spec.shapes.assign_region_shape, in its
+    order and words (ValueError; the last position computed without overflow), then out has x's shape."""
+    x, v = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
+    starts, steps = (f"opgen_v_{n}" for n in rule.region)
+    value = "throw opgen::Error(opgen::ErrorKind::Value, "
+    return [
+        f"{{ const int opgen_nd = {x}.ndim();",
+        f'  if ({v}.ndim() != opgen_nd) {value}"assign_region: value has " + std::to_string({v}.ndim()) + '
+        '" dims but x has " + std::to_string(opgen_nd) + " (a region of x has x\'s rank)");',
+        f'  if (static_cast<int64_t>({starts}.size()) != opgen_nd) {value}"assign_region: starts has " + '
+        f'std::to_string({starts}.size()) + " entries but x has " + std::to_string(opgen_nd) + " dims");',
+        f'  if (static_cast<int64_t>({steps}.size()) != opgen_nd) {value}"assign_region: steps has " + '
+        f'std::to_string({steps}.size()) + " entries but x has " + std::to_string(opgen_nd) + " dims");',
+        "  for (int opgen_d = 0; opgen_d < opgen_nd; ++opgen_d) {",
+        f"    const int64_t opgen_a = {starts}[static_cast<size_t>(opgen_d)], opgen_t = {steps}[static_cast<size_t>(opgen_d)];",
+        f"    const int64_t opgen_c = {v}.size(opgen_d), opgen_n = {x}.size(opgen_d);",
+        f'    if (opgen_t == 0) {value}"assign_region: the step along dim " + std::to_string(opgen_d) + " is 0");',
+        "    int64_t opgen_last = 0;",
+        "    if (opgen_c != 0 && (opgen_a < 0 || opgen_a >= opgen_n || __builtin_mul_overflow(opgen_c - 1, opgen_t, &opgen_last) ||",
+        "                         __builtin_add_overflow(opgen_a, opgen_last, &opgen_last) || opgen_last < 0 || opgen_last >= opgen_n))",
+        f'      {value}"assign_region: the region along dim " + std::to_string(opgen_d) + " (start " + std::to_string(opgen_a) + '
+        '", step " + std::to_string(opgen_t) + ", count " + std::to_string(opgen_c) + ") reaches outside x\'s length " + '
+        "std::to_string(opgen_n));",
+        "  }",
+        f"  opgen::shim::check_output(opgen_out, opgen::shim::shape_of({x})); }}",
+    ]
+
+
 def _creation_rule(rule) -> list[str]:
     """sized, arange: the parameter checks of opgen.spec.shapes.creation_shape (NumPy's errors), in its
     order and words, then out's shape."""
@@ -198,6 +227,8 @@ def _shape_rule(overload: Overload, call_args: list[str], rule=None) -> list[str
         return _topk_rule(rule)
     if rule.kind in ("boolean_mask", "masked_fill"):
         return _boolean_mask_rule(rule)
+    if rule.kind == "assign_region":
+        return _assign_region_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(opgen_out, {});"]
     if rule.kind == "same_as":

@@ -216,6 +216,38 @@ def _boolean_mask_rule(rule) -> list[str]:
     ]
 
 
+def _assign_region_rule(rule) -> list[str]:
+    """assign_region (x[region] = value): the C++ shim's checks (opgen.spec.shapes.assign_region_shape), in its
+    order and words (ValueError; the last position computed without overflow), then out has x's shape."""
+    x, v = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
+    starts, steps = (f"opgen_v_{n}" for n in rule.region)
+    lines = [
+        "{",
+        "    let opgen_nd = X.ndim();",
+        '    if V.ndim() != opgen_nd { return Err(opgen::Error::value(format!("assign_region: value has {} dims but x '
+        'has {} (a region of x has x\'s rank)", V.ndim(), opgen_nd))); }',
+        '    if STARTS.len() != opgen_nd { return Err(opgen::Error::value(format!("assign_region: starts has {} entries '
+        'but x has {} dims", STARTS.len(), opgen_nd))); }',
+        '    if STEPS.len() != opgen_nd { return Err(opgen::Error::value(format!("assign_region: steps has {} entries '
+        'but x has {} dims", STEPS.len(), opgen_nd))); }',
+        "    for opgen_d in 0..opgen_nd {",
+        "        let (opgen_a, opgen_t) = (STARTS[opgen_d], STEPS[opgen_d]);",
+        "        let (opgen_c, opgen_n) = (V.size(opgen_d) as i64, X.size(opgen_d) as i64);",
+        '        if opgen_t == 0 { return Err(opgen::Error::value(format!("assign_region: the step along dim {} is 0", '
+        "opgen_d))); }",
+        "        let opgen_last = (opgen_c - 1).checked_mul(opgen_t).and_then(|opgen_m| opgen_a.checked_add(opgen_m));",
+        "        if opgen_c != 0 && (opgen_a < 0 || opgen_a >= opgen_n || !matches!(opgen_last, Some(opgen_l) if opgen_l >= 0 && opgen_l < opgen_n)) {",
+        '            return Err(opgen::Error::value(format!("assign_region: the region along dim {} (start {}, step {}, '
+        'count {}) reaches outside x\'s length {}", opgen_d, opgen_a, opgen_t, opgen_c, opgen_n)));',
+        "        }",
+        "    }",
+        "    opgen::shim::check_output(&opgen_out, X.shape())?;",
+        "}",
+    ]
+    names = {"X": x, "V": v, "STARTS": starts, "STEPS": steps}
+    return [re.sub(r"\b(X|V|STARTS|STEPS)\b", lambda m: names[m.group(1)], line) for line in lines]
+
+
 def _creation_rule(rule, overload: Overload) -> list[str]:
     """sized, arange: the C++ shim's checks (opgen.spec.shapes.creation_shape), in its order and words."""
     if rule.kind == "sized":
@@ -260,6 +292,8 @@ def _shape_rule(overload: Overload, rule=None) -> list[str]:
         return _topk_rule(rule)
     if rule.kind in ("boolean_mask", "masked_fill"):
         return _boolean_mask_rule(rule)
+    if rule.kind == "assign_region":
+        return _assign_region_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(&opgen_out, &[])?;"]
     tensors = [p.name for p in overload.sig.tensor_params]
