@@ -840,7 +840,8 @@ class Propagator:
         e.args, e.kwargs = bound, {}
         return callee.returns
 
-    def bind_library(self, e: ir.Op, receiver: ir.Expr | None = None, receiver_param: str | None = None) -> bool:
+    def bind_library(self, e: ir.Op, receiver: ir.Expr | None = None, receiver_param: str | None = None,
+                     assigned: set[str] | None = None) -> bool:
         """Bind the call as its library does (``opgen.spec.library_signature``), then name each argument by
         its native parameter: positions and keywords mean what NumPy's or torch's signature says, a keyword
         the library does not take is Python's TypeError, and an argument the native kernel has no
@@ -849,11 +850,12 @@ class Propagator:
         e.library_bound = True
         name = e.called or e.op
         spec = spec_named(self.resolver.specs, name)
+        native = list(dict.fromkeys(p.name for o in spec.overloads for p in o.sig.params)) if spec is not None else []
+        # A library's *args binds only where the native kernel takes it as a list (ndarray.reshape's *shape)
         sigs = [s for s in library_signatures(name)
-                if not any(p.kind == p.kind.VAR_POSITIONAL for p in s.params)] if spec is not None else []
+                if all(p.kind != p.kind.VAR_POSITIONAL or p.name in native for p in s.params)] if spec else []
         if not sigs:
             return False
-        native = list(dict.fromkeys(p.name for o in spec.overloads for p in o.sig.params))
         given = [receiver] if receiver is not None else []
         problems = []
         for sig in sigs:
@@ -870,6 +872,11 @@ class Propagator:
                 p = sig.param(pname)
                 if pname in pm.spread or pname in pm.shape_of:
                     continue  # below, once every argument is bound
+                if p.kind == p.kind.VAR_POSITIONAL:
+                    value = self.varargs_list(e, value, assigned)
+                    if value is None:  # none given: the library's own default, which the kernel has no value for
+                        problem = f"{name} needs {pname} here (the native kernel takes it)"
+                        break
                 if p.kind == p.kind.VAR_KEYWORD:  # ndarray.sum(..., **kwargs) passes keepdims on
                     extra = {k: v for k, v in value.items() if k not in native}
                     if extra:
@@ -924,6 +931,23 @@ class Propagator:
             return True
         raise self.error(e, f"{e.source}: {problems[0]}", "pass the arguments as the library's signature names them; "
                                                           "`opgen show " + spec.op + "` lists what the native kernel takes")
+
+    def varargs_list(self, e: ir.Op, values: tuple[ir.Expr, ...], assigned: set[str] | None) -> ir.Expr | None:
+        """A library's ``*shape`` as the list the native kernel takes, as NumPy reads it: one list or tuple
+        argument is the list itself (``x.reshape((2, -1))``, ``x.reshape(y.shape)``), ints are its
+        entries (``x.reshape(2, -1)``, ``x.reshape(-1)``). None when nothing is given."""
+        if not values:
+            return None
+        if len(values) == 1:
+            one = values[0]
+            if isinstance(one, (ir.ListLit, ir.TupleLit)):
+                return one
+            if assigned is not None and not isinstance(one, ir.Const):
+                t = self.expr(one, assigned)
+                if t.kind == "list" or isinstance(t, TupleType):
+                    return one
+        packed = ir.ListLit(e.line, list(values))
+        return packed
 
     @staticmethod
     def library_defaults(spec, sig, pm, bound: dict[str, ir.Expr], named: dict[str, ir.Expr], line: int) -> None:
@@ -1278,7 +1302,7 @@ class Propagator:
                              "library takes (torch's dim=, NumPy's axis=)")
         spec, method = next(iter(found.values()))
         e.op, e.called = spec.op, next(iter(found))
-        if self.bind_library(e, e.receiver, method.receiver):
+        if self.bind_library(e, e.receiver, method.receiver, assigned):
             return self.op(e, assigned)
         if method.receiver is None:  # the receiver is the first parameter: a.sum(axis) is numpy.sum(a, axis)
             e.args = [e.receiver, *e.args]

@@ -250,6 +250,9 @@ def map_params(sig: LibrarySignature, native_names: list[str], receiver: str | N
     native: dict[str, str] = {}
     only: list[LibraryParam] = []
     for p in sig.params:
+        if p.kind == p.kind.VAR_POSITIONAL and p.name in native_names:  # ndarray.reshape(*shape): a list
+            native[p.name] = p.name
+            continue
         if p.kind in (p.kind.VAR_POSITIONAL, p.kind.VAR_KEYWORD) or p.name in given:
             continue
         if p.name in native_names:

@@ -46,3 +46,16 @@ def relu_shift(x: npt.NDArray[np.int64], bias: int) -> npt.NDArray[np.int64]:
 def row_norms(x: F32) -> F32:
     """Methods on arrays: x.sum(axis=...) of a square."""
     return (x * x).sum(axis=-1)
+
+
+def flatten_features(x: F32) -> F32:
+    """A batch's feature maps flattened per row, NumPy's method spelling with the shape as arguments:
+    x.reshape(x.shape[0], -1) (IndexError for a 0-d x, ValueError for a 0-row batch's unknown dim)."""
+    return x.reshape(x.shape[0], -1)
+
+
+def as_column(x: F32) -> F32:
+    """Every element as one column: x.reshape(-1, 1), a single int and a tuple spelling agreeing."""
+    a = x.reshape(-1, 1)
+    b = x.reshape((-1, 1))
+    return a + b

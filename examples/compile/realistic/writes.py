@@ -76,7 +76,7 @@ def shift_right(x: F32) -> F32:
 def bucket_counts(ids: I64, buckets: int) -> I64:
     """A histogram by += on an int array: counts[i % buckets] += 1 for every id."""
     counts = np.zeros(max(buckets, 1), dtype=np.int64)
-    flat = np.reshape(ids, (-1,))
+    flat = ids.reshape(-1)
     for i in range(flat.shape[0]):
         counts[int(flat[i]) % max(buckets, 1)] += 1
     return counts
