@@ -67,6 +67,10 @@ REFUSED = [
      "storing a list[float] into y[i]", "np.asarray"),
     ("a float into an int array's row", "def f(x: I64) -> I64:\n    y = x * 2\n    y = np.copy(y)\n"
      "    y[0] = 0.5  # <-\n    return y\n", "storing a float into y[i]", "int(v)"),
+    ("a written array's rows looped over", "def f(x: F32) -> F32:\n    y = x.copy()\n    for row in y:\n"
+     "        y[0] = 1.0  # <-\n    return y\n", "changing y while a for loop iterates over it", "y.copy()"),
+    ("the rows of an array in enumerate", "def f(x: F32) -> int:\n    n = 0\n    for i, row in enumerate(x):  # <-\n"
+     "        n += i\n    return n\n", "inside enumerate() or zip()", "range(len(x))"),
     ("a torch step below 1", "def f(x: T32) -> T32:\n    y = x.clone()\n    y[::-1] = 0.0  # <-\n    return y\n",
      "torch raises ValueError", "torch.flip"),
     ("a computed float into torch float32", "def f(x: T32, v: float) -> T32:\n    y = x.clone()\n"

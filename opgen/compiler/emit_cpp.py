@@ -307,6 +307,11 @@ class _Emitter:
             value = ([f"{t}[static_cast<size_t>({k})].first", f"{t}[static_cast<size_t>({k})].second"]
                      if kind == "items" else f"{t}[static_cast<size_t>({k})]")
             return f"static_cast<int64_t>({t}.size())", value
+        if e.type.kind == "tensor":  # for row in x: x's rows, each a view (x[k]); a 0-d x is TypeError
+            name = self.hold(e, rebound)
+            torch = "true" if e.flavor == "torch" else "false"
+            return (f"opgen::compiled::rows_of({name}, {torch})",
+                    f"{name}.subscript({{opgen::compiled::IndexPart{{0, {k}}}}})")
         if e.type == STR or isinstance(e.type, DictType):
             t = self.temp()
             what = "opgen::compiled::code_points" if e.type == STR else ""

@@ -208,9 +208,11 @@ class Propagator:
                     return assigned, True
                 assigned = orelse if then_returns else then if else_returns else then & orelse
             elif isinstance(s, ir.For):
-                elem = self.iteration(s.iterable, assigned, "a for loop")
+                elem = self.iteration(s.iterable, assigned, "a for loop", rows=True)
                 for name, t in self.bind(s, s.target, elem):
                     self.declare(s, name, t)
+                    if t.kind == "tensor":  # for row in x: each row a view of x, of x's library
+                        self.declare_flavor(s, name, s.iterable.flavor)
                 if isinstance(s.iterable, ir.Var):
                     self.iterating.append(s.iterable.name)
                 # The body may run zero times: nothing it assigns is sure afterwards.
@@ -420,7 +422,8 @@ class Propagator:
                              f"start it as {s.name} = {{}} or {s.name} = []")
         if s.name in self.iterating:
             raise self.error(s, f"changing {s.name} while a for loop iterates over it is not supported",
-                             "build a new list with a comprehension instead")
+                             f"write into a copy made before the loop ({s.name}2 = {s.name}.copy())"
+                             if have.kind == "tensor" else "build a new list with a comprehension instead")
         t = self.expr(s.value, assigned)
         if have.kind == "tensor":
             self.array_set_item(s, have, t, assigned)
@@ -719,8 +722,10 @@ class Propagator:
                                 "raise for arrays of more than one element)",
                              "compare explicitly, e.g. np.any(x > 0) or len(xs) > 0")
 
-    def iteration(self, e: ir.Expr, assigned: set[str], what: str) -> Any:
-        """The type each step of iterating ``e`` yields: a Type, or a tuple of them (zip, enumerate, items)."""
+    def iteration(self, e: ir.Expr, assigned: set[str], what: str, rows: bool = False) -> Any:
+        """The type each step of iterating ``e`` yields: a Type, or a tuple of them (zip, enumerate, items).
+        ``rows``: an array may be iterated (a for loop's own iterable): its rows, each a view of it, as
+        NumPy's and torch's iteration gives them (a 0-d array is TypeError when it runs)."""
         if not isinstance(e, ir.Iteration):
             t = self.expr(e, assigned)
             if t.kind == "list":
@@ -729,9 +734,12 @@ class Propagator:
                 return STR  # its code points, each a str
             if isinstance(t, DictType):
                 return STR  # its keys
+            if t.kind == "tensor" and rows:
+                return t
             if t.kind == "tensor":
-                raise self.error(e, f"{what} over a {t} (its rows) is not supported by opgen compile",
-                                 "use numpy functions on the whole array")
+                raise self.error(e, f"{what} over a {t}'s rows inside enumerate() or zip() is not supported by "
+                                    "opgen compile (a for loop over the array itself is)",
+                                 "loop over range(len(x)) and index: x[i]")
             raise self.error(e, f"{what} over a {t} is not supported", "iterate over a list, str, dict or range()")
         if e.kind == "range":
             for i, a in enumerate(e.args):

@@ -59,3 +59,21 @@ def as_column(x: F32) -> F32:
     a = x.reshape(-1, 1)
     b = x.reshape((-1, 1))
     return a + b
+
+
+def row_peaks(x: F32) -> list[float]:
+    """The largest value of each row, by a for loop over the array's rows (each a view; a 0-d x is
+    TypeError, an empty row ValueError, as NumPy raises them)."""
+    peaks = []
+    for row in x:
+        peaks.append(float(row.max()))
+    return peaks
+
+
+def sum_of_rows(t: T32) -> T32:
+    """torch: the rows of a tensor added up one by one in a loop (the first row's shape; IndexError for
+    no rows, TypeError for a 0-d tensor)."""
+    acc = t[0] * 0.0
+    for row in t:
+        acc = acc + row
+    return acc

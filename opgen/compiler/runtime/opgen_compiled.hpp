@@ -1249,6 +1249,11 @@ inline int64_t array_len(const Array& a) {
   if (a.ndim() == 0) raise(TypeError, "len() of unsized object");
   return a.shape()[0];
 }
+// How many rows `for row in a` visits: NumPy and torch raise TypeError for a 0-d array, in their words.
+inline int64_t rows_of(const Array& a, bool torch) {
+  if (a.ndim() == 0) raise(TypeError, torch ? "iteration over a 0-d tensor" : "iteration over a 0-d array");
+  return a.shape()[0];
+}
 inline int64_t numel(const Array& a) {
   int64_t n = 1;
   for (int64_t d : a.shape()) n *= d;
