@@ -36,6 +36,7 @@ from opgen.registry import Entry, Registry
 from opgen.spec.model import TARGET_IDS, BenchCase, BenchTensor, Overload, Spec, load_all
 from opgen.targets.catalog import build_any
 from opgen.verify.compare import Mismatch, Outcome, compare_tensor, is_array_list
+from opgen.arrays import c_order
 
 MIN_ROUND_SECONDS = 0.05  # each timed round repeats a call until at least this long
 ROUNDS = 7  # interleaved kernel/reference rounds; the median round is reported
@@ -213,7 +214,7 @@ def _reference_caller(dotted: str, values: list[Any]) -> Callable[[], Any]:
         def to_torch(v: Any) -> Any:
             if is_array_list(v):  # a list of tensors
                 return [to_torch(e) for e in v]
-            return torch.from_numpy(np.ascontiguousarray(v)) if isinstance(v, np.ndarray) else v
+            return torch.from_numpy(c_order(v)) if isinstance(v, np.ndarray) else v
 
         targs = [to_torch(v) for v in values]
         return lambda: _to_numpy(fn(*targs))

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from opgen.spec.dtypes import DTYPES
+from opgen.arrays import c_order
 
 
 def astype(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -24,7 +25,7 @@ def astype(x: np.ndarray, dtype: str) -> np.ndarray:
     the reference does not warn for the latter, which is a value, not an error."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "overflow encountered in cast", RuntimeWarning)
-        return np.ascontiguousarray(np.asarray(x).astype(DTYPES[dtype].np))
+        return c_order(np.asarray(x).astype(DTYPES[dtype].np))
 
 
 def _to(name: str) -> Callable[[np.ndarray], np.ndarray]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from opgen.references import call_reference, resolve
 from opgen.spec.dtypes import DTYPES
+from opgen.arrays import c_order
 
 HALF = {np.dtype(DTYPES[n].numpy): DTYPES[n] for n in ("float16", "bfloat16")}
 
@@ -75,8 +76,8 @@ def _to_torch(a: Any) -> Any:
     import torch  # torch (seconds to import) only where a bench case times it
 
     if isinstance(a, np.ndarray) and a.dtype == np.dtype("bfloat16"):
-        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+        return torch.from_numpy(c_order(a).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(c_order(a)) if isinstance(a, np.ndarray) else a
 
 
 def _to_numpy(t: Any) -> np.ndarray:

@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from opgen.arrays import c_order
+
 
 def _check(a: np.ndarray, ord: float, dim: int) -> int:
     nd = a.ndim
@@ -50,7 +52,7 @@ def vector_norm(x: np.ndarray, ord: float, dim: int, keepdim: bool) -> np.ndarra
     dim %= a.ndim
     # The reduced dim last and contiguous, so that NumPy sums it pairwise (along a strided dim it
     # adds one row after another): the reference's own error stays ~log2(n) long-double ulps.
-    w = np.ascontiguousarray(np.moveaxis(np.abs(a.astype(np.longdouble)), dim, -1))
+    w = c_order(np.moveaxis(np.abs(a.astype(np.longdouble)), dim, -1))
     with np.errstate(all="ignore"):
         if ord == math.inf:
             r = np.max(w, axis=-1)

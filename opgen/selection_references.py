@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from opgen.spec.shapes import topk_shape
+from opgen.arrays import c_order
 
 
 def selection_order(x: np.ndarray, largest: bool) -> np.ndarray:
@@ -42,8 +43,8 @@ def topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted_: bool) -> tuple
     moved = np.moveaxis(x, int(dim), -1)
     order = selection_order(moved, bool(largest))[..., :int(k)]
     values = np.take_along_axis(moved, order, axis=-1)
-    return (np.ascontiguousarray(np.moveaxis(values, -1, int(dim))),
-            np.ascontiguousarray(np.moveaxis(order.astype(np.int64), -1, int(dim))))
+    return (c_order(np.moveaxis(values, -1, int(dim))),
+            c_order(np.moveaxis(order.astype(np.int64), -1, int(dim))))
 
 
 def _extreme_along(x, dim: int, keepdim: bool, arg, name: str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from opgen.spec.shapes import PAD_MODES, pad_pairs
+from opgen.arrays import c_order
 
 
 def _plain(fn, *args):
@@ -46,7 +47,7 @@ def broadcast_to(a: np.ndarray, shape: list[int]) -> np.ndarray:
 def tile(A: np.ndarray, reps: list[int]) -> np.ndarray:
     """numpy.tile(A, reps) (NumPy's ValueError for a negative rep); its result is already a fresh
     contiguous array (no second copy, which opgen bench would time)."""
-    return np.ascontiguousarray(np.tile(A, [int(r) for r in reps]))
+    return c_order(np.tile(A, [int(r) for r in reps]))
 
 
 def pad(array: np.ndarray, pad_width: list[int], mode: str, constant_values: float | int) -> np.ndarray:

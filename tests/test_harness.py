@@ -197,9 +197,11 @@ def test_wrong_values_are_rejected_with_a_counterexample(libraries):
 def test_writing_into_an_input_is_rejected(libraries):
     v = verify(libraries, "exp_writes_input")
     assert (v.ok, v.kind) == (False, "input_modified")
-    assert v.message.startswith("the kernel wrote into its input 'x' (inputs are const): inside the view, element (0,")
+    # Shrunk to the first element: (0, ...), or () where the counterexample is a 0-d array
+    assert v.message.startswith("the kernel wrote into its input 'x' (inputs are const): inside the view, element (")
     assert v.message.endswith(" bytes differ in all")
-    assert v.details["written"]["where"] == "view" and v.details["written"]["element"][0] == 0
+    element = v.details["written"]["element"]
+    assert v.details["written"]["where"] == "view" and (len(element) == 0 or element[0] == 0)
     assert numel(v.details["args"]["x"]) >= 1
 
 

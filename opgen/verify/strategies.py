@@ -27,6 +27,7 @@ from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload, lattice_cores
 from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pad_pairs
 from opgen.verify import bpe_strategies, text_strategies
+from opgen.arrays import c_order
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Lengths that are not multiples of any vector width, so vectorised kernels must
@@ -250,9 +251,9 @@ def _indices(draw: st.DrawFn, seed: int, shape: tuple[int, ...], dt: DType, boun
 def lay_out(values: np.ndarray, layout: str) -> np.ndarray:
     """The same values in another memory layout (what a strided view looks like)."""
     if values.ndim == 0 or layout == "contiguous":
-        return np.ascontiguousarray(values)
+        return np.array(values, order="C", copy=True)  # 0-d stays 0-d (opgen.arrays)
     if layout == "transposed":
-        base = np.ascontiguousarray(values.T)
+        base = c_order(values.T)
         return base.T
     if layout == "strided":
         # Every other element of the last dim and every other row of the first: non-unit strides
@@ -265,7 +266,7 @@ def lay_out(values: np.ndarray, layout: str) -> np.ndarray:
         view[...] = values
         return view
     if layout == "reversed":
-        base = np.ascontiguousarray(values[..., ::-1])
+        base = c_order(values[..., ::-1])
         return base[..., ::-1]
     # offset: the view starts one element into its buffer (misaligned for SIMD loads)
     buf = np.zeros(values.size + 1, dtype=values.dtype)
@@ -677,11 +678,6 @@ def _region_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[i
             counts = counts[:-1] if counts and draw(st.booleans(), label="fewer") else counts + [1]
     moved: dict[str, Any] = {starts_name: [int(s) for s in starts], steps_name: [int(t) for t in steps]}
     counts_t = tuple(counts)
-    if not shape:  # a 0-d x (lay_out gives a 0-d draw back as shape (1,): NumPy's ascontiguousarray)
-        for name, s in ((x, shape), (value, counts_t)):
-            p = overload.sig.param(name)
-            moved[name] = draw(_tensor(s, p.type.dtype, overload.domain.get(name, Domain())), label=name).reshape(s)
-        return {x: shape, value: counts_t}, moved
     if counts_t and draw(st.integers(0, 3), label="value broadcast") == 0:
         # stride 0 along a drawn subset of value's dims: its values drawn at 1 there, then broadcast
         along = draw(st.lists(st.booleans(), min_size=len(counts_t), max_size=len(counts_t)), label="broadcast dims")
