@@ -1,5 +1,5 @@
 """References of the one-axis reductions (numpy.mean, max, min, argmax, argmin, prod, var, std,
-cumsum; torch.logsumexp) on opgen's native signatures.
+cumsum, any, all; torch.logsumexp) on opgen's native signatures.
 
 A reference is called positionally in signature order, and NumPy's reductions take ``dtype`` or
 ``out`` in the third place (``keepdims`` is keyword-only in argmax), so each one is wrapped here
@@ -7,8 +7,9 @@ and passes its arguments by name. The float sums (mean, var, std, cumsum) and pr
 are evaluated in x86's 80-bit long double and rounded once to a's dtype, as
 ``opgen.references.sum`` does: NumPy adds (multiplies) one after another in a's dtype along a
 strided axis, which over the scale stage's 100k-term rows is less accurate than the kernels the
-tolerances admit. max, min, argmax and argmin are exact and are NumPy's own. Errors are NumPy's:
-a reduction with no identity over an empty axis raises ValueError.
+tolerances admit. max, min, argmax, argmin, any and all are exact and are NumPy's own. Errors
+are NumPy's: a reduction with no identity over an empty axis raises ValueError (any and all have
+one: False and True).
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def argmax(a: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
 def argmin(a: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
     """``numpy.argmin(a, axis=axis, keepdims=keepdims)`` as int64; ValueError for an empty axis."""
     return np.asarray(np.argmin(a, axis=axis, keepdims=keepdims)).astype(np.int64)
+
+
+def any(a: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:  # noqa: A001 - the op's own name
+    """``numpy.any(a, axis=axis, keepdims=keepdims)``, a bool tensor: an empty axis gives False."""
+    return np.asarray(np.any(a, axis=axis, keepdims=keepdims))
+
+
+def all(a: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:  # noqa: A001 - the op's own name
+    """``numpy.all(a, axis=axis, keepdims=keepdims)``, a bool tensor: an empty axis gives True."""
+    return np.asarray(np.all(a, axis=axis, keepdims=keepdims))
 
 
 def prod(a: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:

@@ -323,6 +323,11 @@ CASES: dict[str, Case] = {
     "flags_off": Case(array_and_mask(np.bool_)),
     "threshold_logits": Case(st.tuples(hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(allow_nan=True)),
                                        any_float)),
+    # NumPy's ufunc reductions take axis 0 or -1 of a 0-d array (np.all(np.array(0.0), axis=0) is False);
+    # the compiled reduce rule raises there as np.mean does: arrays of 1 dim or more.
+    "columns_all_positive": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                                                   max_side=4),
+                                                      elements=st.floats(-10, 10, width=32)))),
     # Basic-index writes: sizes held small (np.zeros of an any-int size would not fit in memory).
     "pad_batch": Case(st.tuples(strategy(npt.NDArray[np.float32]), st.integers(-2, 6))),
     "bucket_counts": Case(st.tuples(strategy(npt.NDArray[np.int64]), st.integers(-2, 12))),

@@ -1,8 +1,9 @@
-"""The one-axis reductions (numpy.mean, max, min, argmax, argmin, prod, var, std, cumsum and
-torch.logsumexp) and the reduce shape rule's keepdims, where the gate does not look: the
+"""The one-axis reductions (numpy.mean, max, min, argmax, argmin, prod, var, std, cumsum, any, all
+and torch.logsumexp) and the reduce shape rule's keepdims, where the gate does not look: the
 admitted C++ and Rust kernels against NumPy (torch for logsumexp) on hand-picked rows (ties,
-nan and inf in every position, -0.0, empty axes, ddof >= n), with keepdims on and off, every
-axis negative and positive, in contiguous, reversed and strided layouts."""
+nan and inf in every position, -0.0, empty axes, ddof >= n; for any and all a lone deciding
+element at either end or past a block, and int64 values whose low 32 bits are 0), with keepdims
+on and off, every axis negative and positive, in contiguous, reversed and strided layouts."""
 
 from __future__ import annotations
 
@@ -318,3 +319,79 @@ def test_cumsum_prefixes(kernels, ov, target):
                 assert np.all(np.abs(got[fin] - want[fin]) <= bound[fin].astype(dt)), (x.shape, axis)
                 zero = want == 0
                 assert np.array_equal(np.signbit(got[zero]), np.signbit(want[zero])), (x.shape, axis)
+
+
+# -- numpy.any and numpy.all ------------------------------------------------------------------
+
+BOOL_OPS = ("numpy.any", "numpy.all")
+BOOL_OVERLOADS = {"bool": np.bool_, "f32": np.float32, "f64": np.float64, "i64": np.int64}
+
+
+@pytest.fixture(scope="module")
+def truth_kernels():
+    loaded = verified_kernels([(op, ov) for op in BOOL_OPS for ov in BOOL_OVERLOADS], TARGETS)
+    return {key: (o, kernel) for key, (_, o, kernel) in loaded.items()}
+
+
+def _truth_rows(ov):
+    """Rows where only one element decides (first, last, between, past a 64-element block), rows
+    of zeros only, and the values a careless test of nonzero gets wrong: nan, -0.0, subnormals,
+    -inf; in int64 2**32 and int64's min, whose low 32 bits are 0."""
+    dt = BOOL_OVERLOADS[ov]
+    if ov == "bool":
+        rows = np.zeros((6, 70), dt)
+        rows[1, 0] = rows[2, 69] = rows[3, 64] = True
+        rows[4] = True
+        rows[5] = True
+        rows[5, 33] = False
+    else:
+        if ov == "i64":
+            lone = [2**32, np.iinfo(np.int64).min, -1, 1, np.iinfo(np.int64).max]
+        else:
+            lone = [np.nan, -np.inf, np.inf, np.finfo(dt).smallest_subnormal, -1.0]
+        zero = -0.0 if ov != "i64" else 0
+        rows = np.zeros((4 + 2 * len(lone), 70), dt)
+        rows[1] = zero  # -0.0 only: still all zeros
+        for j, v in enumerate(lone):
+            rows[2 + j, (0, 69, 64, 31, 5)[j]] = v  # one nonzero among zeros, at either end or past a block
+            rows[2 + len(lone) + j] = v  # no zero
+        rows[1 + 2 * len(lone), 40] = zero  # one zero among nonzeros
+        rows[2 + 2 * len(lone)] = np.array(lone * 14, dt)  # every special, no zero
+        rows[3 + 2 * len(lone)] = np.array(lone * 14, dt)
+        rows[3 + 2 * len(lone), 67] = zero  # one zero, late
+    rng = np.random.default_rng(6)
+    wide = (rng.integers(0, 2, size=(5, 6, 37)) * rng.integers(1, 4, size=(5, 6, 37))).astype(dt)
+    wide[0] = 0
+    wide[1] = 1
+    wide[2, :, 0] = 0
+    return [rows, rows.T.copy(), wide]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("ov", list(BOOL_OVERLOADS))
+@pytest.mark.parametrize("op", BOOL_OPS)
+def test_any_and_all_are_numpys(truth_kernels, op, ov, target):
+    fn = getattr(np, op.split(".")[1])
+    for base in _truth_rows(ov):
+        for x in _layouts(base):
+            for axis in range(-x.ndim, x.ndim):
+                for keep in (False, True):
+                    want = np.asarray(fn(x, axis=axis, keepdims=keep))
+                    o, k = truth_kernels[(op, ov, target)]
+                    got = k([x, axis, keep], out=np.empty(want.shape, np.bool_))
+                    assert got.dtype == np.bool_ and np.array_equal(got.view(np.uint8), want.view(np.uint8)), (
+                        op, x.shape, x.strides, axis, keep, got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op", BOOL_OPS)
+def test_any_and_all_of_an_empty_axis_are_the_identity(truth_kernels, op, target):
+    fn = getattr(np, op.split(".")[1])
+    for ov, dt in BOOL_OVERLOADS.items():
+        _, k = truth_kernels[(op, ov, target)]
+        for shape, axis in (((3, 0), 1), ((0, 0), 0), ((0, 4), 0), ((2, 0, 3), -2), ((0, 4), 1)):
+            x = np.empty(shape, dt)
+            for keep in (False, True):
+                want = np.asarray(fn(x, axis=axis, keepdims=keep))
+                got = k([x, axis, keep], out=np.empty(want.shape, np.bool_))
+                assert got.shape == want.shape and np.array_equal(got, want), (op, ov, shape, axis, keep, got)

@@ -66,3 +66,16 @@ def clip_outliers(x: F32) -> F32:
 def embedding_norm(t: T32) -> T32:
     """torch's vector norm with no dim: the 2-norm of every element, a 0-d tensor."""
     return torch.linalg.vector_norm(t)
+
+
+def any_above(x: F32, threshold: float) -> bool:
+    """Whether any score passes a threshold, over the whole array: the margins past it, then
+    bool(np.any(margin)) with no axis (the flattened array's any; a nan margin counts)."""
+    margin = np.maximum(x - threshold, 0.0)
+    return bool(np.any(margin))
+
+
+def columns_all_positive(x: F32) -> npt.NDArray[np.bool_]:
+    """Per column, whether every row is positive: (x > 0).all(axis=0), the method spelling (tested on
+    arrays of 1 dim or more: NumPy's reductions take axis 0 of a 0-d array, compiled ones raise)."""
+    return (x > 0).all(axis=0)
