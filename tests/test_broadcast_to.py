@@ -57,7 +57,7 @@ def test_the_rule_parses_describes_and_is_data_movement():
 def test_drawn_targets_broadcast_and_are_sometimes_rejected():
     o = SPEC.overload("f32")
     valid = rejected = grown = 0
-    for args in drawn_examples(o, seed=5, n=60):
+    for args in drawn_examples(o, seed=5, n=120):  # the invalid draws (1 in 8) come after the first 60 of this seed
         shape, why = movement_shape(o.rule, args["array"].shape, args)
         try:
             ref = call_reference(SPEC.reference_for(o), [args["array"], args["shape"]])
@@ -68,7 +68,7 @@ def test_drawn_targets_broadcast_and_are_sometimes_rejected():
         assert why is None and shape == ref.shape
         valid += 1
         grown += ref.size > args["array"].size
-    assert valid >= 35 and rejected >= 1 and grown >= 10, (valid, rejected, grown)
+    assert valid >= 70 and rejected >= 1 and grown >= 20, (valid, rejected, grown)
 
 
 def test_scale_cases_broadcast_valid_targets():
