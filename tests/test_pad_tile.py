@@ -119,7 +119,7 @@ def test_drawn_parameters_are_mostly_valid_and_sometimes_rejected(spec):
     o = spec.overload("f32")
     x = o.rule.source
     valid = rejected = 0
-    for args in drawn_examples(o, seed=3, n=60):
+    for args in drawn_examples(o, seed=3, n=120):  # torch pad's first invalid draw of this seed is past the 60th
         shape, why = movement_shape(o.rule, args[x].shape, args)
         try:
             ref = call_reference(spec.reference_for(o), [args[p.name] for p in o.sig.params])
@@ -129,7 +129,7 @@ def test_drawn_parameters_are_mostly_valid_and_sometimes_rejected(spec):
             continue
         assert why is None and shape == ref.shape
         valid += 1
-    assert valid >= 30 and rejected >= 1, (valid, rejected)
+    assert valid >= 60 and rejected >= 1, (valid, rejected)
 
 
 @pytest.mark.parametrize("spec", [PAD, TILE, TORCH_PAD], ids=lambda s: s.op)
