@@ -169,8 +169,9 @@ ILL_TYPED = [
      "xs += ... changes the caller's list", "copy it first"),
     ("get without default", "def f(d: dict[str, int]) -> int:\n    return d.get('a')\n", 1,
      "d.get(k) gives None for a missing key", "pass a default"),
-    ("array item assignment", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    y = np.exp(x)\n"
-     "    y[0] = 1.0\n    return y\n", 2, "assigning into an array", "np.where"),
+    ("array item assignment through an index list", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"
+     "    y = np.copy(x)\n    y[[0, 2]] = 1.0\n    return y\n", 2, "(integer-array indexing) is not supported",
+     "bool mask"),
     ("list plus a number", "def f(xs: list[int]) -> list[int]:\n    return xs + 1\n", 1,
      "a list + a int (Python raises TypeError)", "append the value"),
     ("mixed list concatenation", "def f(xs: list[int], ys: list[str]) -> list[int]:\n    return xs + ys\n", 1,
