@@ -199,9 +199,8 @@ class _Emitter:
             # a[1:, 0] = v: written in place where a alone holds its buffer, else the kernel's new array
             region = s.value.bound[1]
             self.value(region)
-            name = self.names[s.name]
-            self.out.add(f"if (!{name}.write_region({self.regions[id(region)]}.starts, {self.regions[id(region)]}.steps, "
-                         f"{self.regions[id(region)]}.value)) {{")
+            r, name = self.regions[id(region)], self.names[s.name]
+            self.out.add(f"if (!{name}.write_region({r}.starts, {r}.steps, {r}.value)) {{")
             self.nested(lambda: self.out.add(f"{name} = {_moved(self.value(s.value))};"))
             self.out.add("}")
             del self.regions[id(region)]
@@ -494,7 +493,6 @@ class _Emitter:
         else:
             raise AssertionError(type(e).__name__)
         return t
-
 
     def region(self, e: ir.Region) -> str:
         """What opgen.assign_region takes for ``a[parts] = v``: worked out once, by the "value" Region (v

@@ -954,8 +954,7 @@ class Propagator:
                 t = self.expr(one, assigned)
                 if t.kind == "list" or isinstance(t, TupleType):
                     return one
-        packed = ir.ListLit(e.line, list(values))
-        return packed
+        return ir.ListLit(e.line, list(values))
 
     @staticmethod
     def library_defaults(spec, sig, pm, bound: dict[str, ir.Expr], named: dict[str, ir.Expr], line: int) -> None:

@@ -227,11 +227,7 @@ class Array {
   // The same memory with the dims in another order: dim i of the result is dim order[i] of this
   // (order a permutation of 0..ndim-1, checked by the callers below).
   Array permuted(const std::vector<int64_t>& order) const {
-    std::vector<int64_t> strides = strides_;
-    if (strides.empty()) {  // compact row-major, made explicit
-      strides.assign(shape_.size(), 1);
-      for (int d = ndim() - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape_[d + 1];
-    }
+    const std::vector<int64_t> strides = this->strides();
     Array r = *this;
     r.strides_.assign(order.size(), 0);
     for (size_t i = 0; i < order.size(); ++i) {
@@ -337,11 +333,7 @@ inline Array Array::subscript(const std::vector<IndexPart>& parts) const {
   if (named > nd)
     raise(ErrorKind::Index, "too many indices for array: array is " + std::to_string(nd) + "-dimensional, but " +
                                 std::to_string(named) + " were indexed");
-  std::vector<int64_t> strides = strides_;
-  if (strides.empty()) {  // compact row-major, made explicit
-    strides.assign(shape_.size(), 1);
-    for (int d = nd - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape_[d + 1];
-  }
+  const std::vector<int64_t> strides = this->strides();
   Array r;
   r.owner_ = owner_;
   r.dtype_ = dtype_;
