@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from opgen.spec.shapes import dot_shape, dot_terms
+
 # Above this many multiply-adds a float64 product is summed in float64 (BLAS) rather than in
 # long double (NumPy's long-double matmul has no BLAS and is slow at the scale stage's sizes);
 # the float64 tolerance allows for the reference's own k-term rounding there.
@@ -78,3 +80,31 @@ def torch_addmm(input: np.ndarray, mat1: np.ndarray, mat2: np.ndarray, beta: flo
 
     t = [torch.from_numpy(np.asarray(a)) for a in (input, mat1, mat2)]
     return torch.addmm(t[0], t[1], t[2], beta=float(beta), alpha=float(alpha)).numpy()
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Reference of ``numpy.dot(a, b)`` (NumPy 2): a 0-d operand multiplies elementwise; otherwise a's
+    last dim is contracted with b's second-to-last (its only one when b is 1-D), out's shape
+    a.shape[:-1] + b.shape[:-2] + b.shape[-1:]. ValueError in the words of opgen.spec.shapes.dot_shape
+    (NumPy's "shapes (2,3) and (4,) not aligned: 3 (dim 1) != 4 (dim 0)") for lengths that differ, as
+    the shims raise it. A 0-d operand is IEEE multiplication, nan * 0 = nan (NumPy's own np.dot hands
+    a float scalar to BLAS's scal, which in some BLAS builds writes 0 for alpha == 0). float32 is
+    computed in float64 and float64 in long double (in float64, BLAS,
+    above _LONGDOUBLE_MACS multiply-adds), each result rounded once; int64 in uint64, wrapping modulo
+    2**64 as NumPy's int64 products and sums do (exact, so in any order). A contiguous array, 0-d
+    where NumPy returns a scalar."""
+    a, b = np.asarray(a), np.asarray(b)
+    shape, err = dot_shape(a.shape, b.shape)
+    if err is not None:
+        raise ValueError(err)
+    if a.ndim == 0 or b.ndim == 0:  # IEEE multiplication (nan * 0 is nan): np.dot's BLAS scal may give 0 there
+        with np.errstate(all="ignore"):
+            wide = np.uint64 if a.dtype.kind in "iu" else np.float64
+            out = np.multiply(a.astype(wide), b.astype(wide)).astype(a.dtype)
+    elif a.dtype.kind in "iu":
+        out = np.dot(a.astype(np.uint64), b.astype(np.uint64)).astype(a.dtype)
+    else:
+        wide = _wide(a.dtype, float(np.prod(shape, dtype=np.float64)) * dot_terms(a.shape, b.shape))
+        with np.errstate(all="ignore"):
+            out = np.dot(a.astype(wide), b.astype(wide)).astype(a.dtype)
+    return np.array(out, dtype=a.dtype, order="C", copy=True).reshape(shape)

@@ -15,6 +15,15 @@ built-in type the gate matches by name).
 
 ``torch_vector_norm`` is torch's own evaluation, for ``opgen bench`` to time against and for the
 tests to compare with.
+
+``norm`` is ``numpy.linalg.norm(x, axis=axis, keepdims=keepdims)`` with ord=None on opgen's native
+signature ``(x, axis, keepdims)``: the 2-norm sqrt(sum x^2) along one axis, the same long-double
+evaluation as ``vector_norm`` at ord 2 (an empty axis gives 0). NumPy's own evaluation squares and
+sums in x's dtype (float32 squares over- and underflow; along a strided axis its sum runs one
+element after another), so the reference is more accurate than NumPy and the tolerance bounds the
+kernel alone. An axis out of range is NumPy's AxisError (a ValueError), and a 0-d x has no axis
+at all (NumPy: axis 0 is out of bounds for an array of dimension 0). ``numpy_norm`` is NumPy's own
+evaluation, for ``opgen bench`` to time against.
 """
 
 from __future__ import annotations
@@ -81,3 +90,17 @@ def torch_vector_norm(x: np.ndarray, ord: float, dim: int, keepdim: bool) -> np.
         return torch.linalg.vector_norm(torch.from_numpy(np.array(x, copy=True)), ord, dim, keepdim).numpy()
     except RuntimeError as exc:
         raise ValueError(str(exc)) from None
+
+
+def norm(x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
+    """``numpy.linalg.norm(x, axis=axis, keepdims=keepdims)`` (ord=None: the 2-norm along one axis) in
+    long double, rounded once to x's dtype."""
+    a = np.asarray(x)
+    if not -a.ndim <= axis < a.ndim:  # NumPy's check, and its error (0-d included)
+        raise np.exceptions.AxisError(axis, a.ndim)
+    return vector_norm(a, 2.0, axis, keepdims)
+
+
+def numpy_norm(x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
+    """NumPy's own ``numpy.linalg.norm(x, axis=axis, keepdims=keepdims)`` in x's dtype."""
+    return np.asarray(np.linalg.norm(x, axis=axis, keepdims=keepdims))

@@ -245,6 +245,7 @@ def test_unknown_shape_form(tmp_path):
         "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
         "{masked_fill: <tensor param>, mask: <bool tensor param>}, "
         "{assign_region: <tensor param>, value: <tensor param>, starts: <list[int] param>, steps: <list[int] param>}, "
+        "{dot: [<tensor param>, <tensor param>]}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]} "

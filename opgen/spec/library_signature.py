@@ -82,7 +82,7 @@ def _signatures(name: str) -> tuple[LibrarySignature, ...]:
     root = name.split(".", 1)[0]
     if root == "opgen":
         return ()
-    if name in _DOCUMENTED and root == "torch":
+    if name in _DOCUMENTED and root in ("torch", "Tensor"):
         return (LibrarySignature(name, tuple(_param(p) for p in _DOCUMENTED[name].parameters.values()), "documented"),)
     if root == "Tensor" or (root == "torch" and not _has_python_signature(name)):
         return _aten(name)
@@ -111,6 +111,7 @@ _DOCUMENTED = {
     f"str.{m}": _positional_only(("self", EMPTY), (arg, EMPTY), ("start", None), ("end", None))
     for m, arg in (("startswith", "prefix"), ("endswith", "suffix"))
 }
+_DOCUMENTED["math.log"] = _positional_only(("x", EMPTY), ("base", NOVALUE))  # math.log(x[, base])
 
 
 def _torch_factory(*positional: inspect.Parameter) -> inspect.Signature:
@@ -129,6 +130,9 @@ _DOCUMENTED.update({
     "torch.full": _torch_factory(inspect.Parameter("size", _POS), inspect.Parameter("fill_value", _POS)),
     # torch.arange(start=0, end, step=1): one positional argument is end, as Python's range
     "torch.arange": _torch_factory(inspect.Parameter("bounds", _VAR)),
+    # t.view(2, 3) or t.view((2, 3)): ATen's schema takes one int list; Python's binding takes either
+    **{f"Tensor.{m}": inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY),
+                                          inspect.Parameter("shape", _VAR)]) for m in ("view", "reshape")},
 })
 
 

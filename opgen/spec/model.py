@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from opgen.spec.dtypes import DL_INT, DL_UINT, DTYPES, DType
 from opgen.errors import SpecError
 from opgen.spec.nativetypes import NativeType, Signature, SignatureError, parse_signature
-from opgen.spec.shapes import BOUNDED, CREATION, GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, parse_shape_rule
+from opgen.spec.shapes import (BOUNDED, CREATION, DOT_TERMS, GATHER, JOIN, MOVEMENT, ShapeRule, ShapeRuleError, dot_terms,
+                               parse_shape_rule)
 from opgen.spec.source import line_of, load_with_lines
 
 TARGETS = ("cpp", "rust", "cuda", "metal")
@@ -589,6 +590,22 @@ class Spec(Strict):
     # How the library's Python signature meets the native one where pairing by name and position does
     # not say it (opgen.spec.library_signature): library parameter name -> how it is spread.
     python_params: dict[str, PythonParam] = {}
+    # The error kind a library raises where the kernel raises another, for calls through that library's
+    # names (aliases, methods): torch raises IndexError for a dim out of range where NumPy, whose
+    # semantics the kernel has, raises ValueError. library ("torch", "numpy") -> {kernel's kind: library's}.
+    library_errors: dict[str, dict[str, str]] = {}
+
+    @field_validator("library_errors")
+    @classmethod
+    def _library_errors(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        kinds = {"OverflowError", "ZeroDivisionError", "ValueError", "RuntimeError", "IndexError"}
+        for library, remap in v.items():
+            if library not in ("torch", "numpy"):
+                raise ValueError(f"library_errors: {library!r} is not a library (torch or numpy)")
+            for a, b in remap.items():
+                if a not in kinds or b not in kinds:
+                    raise ValueError(f"library_errors.{library}: {a} -> {b}: kinds are {', '.join(sorted(kinds))}")
+        return v
 
     @field_validator("op")
     @classmethod
@@ -719,7 +736,7 @@ class Spec(Strict):
         # The names an op goes by (aliases, methods) and how Python calls reach it (python_params) do not
         # bear on correctness either.
         blob = self.model_dump(mode="json", exclude={"overloads", "variants", "targets", "tags", "aliases", "methods",
-                                                     "python_params"},
+                                                     "python_params", "library_errors"},
                                exclude_defaults=True)
         blob["overload"] = overload.model_dump(mode="json", exclude={"bench"}, exclude_defaults=True)
         # Parameter defaults are for callers (the compiler); the kernel takes every argument, and a
@@ -760,6 +777,9 @@ def term_count(overload: Overload, terms: str, args: dict[str, Any]) -> int:
         axis = int(args[terms])
         return int(shape[axis % len(shape)]) if -len(shape) <= axis < len(shape) else 0
     rule = overload.rule
+    if rule is not None and rule.kind == "dot" and terms == DOT_TERMS:  # the contracted length
+        return dot_terms(tuple(getattr(args.get(rule.source), "shape", ())),
+                         tuple(getattr(args.get(rule.indices), "shape", ())))
     if rule is not None and rule.kind == "gufunc":
         for p, core in zip(overload.sig.tensor_params, rule.inputs_core):
             if terms in core:
@@ -782,6 +802,8 @@ def _check_terms(spec: "Spec") -> None:
             dom = o.domain.get(tol.terms)
             cores = {d for core in (o.rule.inputs_core if o.rule is not None and o.rule.kind == "gufunc" else ())
                      for d in core}
+            if o.rule is not None and o.rule.kind == "dot" and tol.terms == DOT_TERMS:
+                continue  # a dot rule's contracted length
             if not ((dom is not None and dom.axis_of is not None) or tol.terms in cores):
                 raise ValueError(f"tolerance.{dt_name}.terms is {tol.terms!r}, which is neither an axis parameter "
                                  f"nor a core dim of overload {o.name}; name the axis or dim the reduction runs over")

@@ -87,6 +87,13 @@ data, so the emitter can evaluate them in C++ exactly as the harness does here.
                 (assign_region_shape, its words) for a region that does not lie in x (ranks or list
                 lengths that differ, a step of 0, a first or last position outside x's dim) before the
                 kernel runs; then the shape is x's all the same.
+    dot         {dot: [a, b]}  numpy.dot(a, b) (NumPy 2): a 0-d operand multiplies elementwise (out has the
+                other's shape); otherwise a.shape[-1] is contracted with b's second-to-last dim (its only
+                dim when b is 1-D) and out's shape is a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
+                (dot_shape). The shim raises NumPy's ValueError ("shapes (2,3) and (4,) not aligned: 3
+                (dim 1) != 4 (dim 0)", dot_shape's words) for lengths that differ, and opgen's for a result
+                of more than 8 dims, before the kernel runs; then the shape is (0,). The contracted length is
+                the ``terms`` a tolerance names as ``k`` (DOT_TERMS).
     count_of    {count_of: mask}  the 0-d int64 result holding the length a bounded result (BOUNDED)
                 reaches at run time.
     sized       {sized: shape}  the list[int] parameter shape itself (numpy.zeros, ones, full: an array
@@ -122,7 +129,7 @@ class ShapeRuleError(ValueError):
 
 @dataclass(frozen=True)
 class ShapeRule:
-    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | masked_fill | assign_region | count_of
+    kind: str  # gufunc | elementwise | reduce | same_as | sized | arange | pool2d | pool | permute | reshape | expand_dims | squeeze | broadcast_to | tile | pad | take | take_along_axis | index_select | topk | concatenate | stack | boolean_mask | masked_fill | assign_region | dot | count_of
     gufunc: str | None = None
     inputs_core: tuple[tuple[str, ...], ...] = ()
     output_core: tuple[str, ...] = ()
@@ -139,7 +146,7 @@ class ShapeRule:
     dilation: tuple[str, ...] = ()
     ceil_mode: str | None = None
     check_input_size: bool = False  # pool: the unpadded input at least the kernel in every pooled dim (avg_pool3d)
-    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices; boolean_mask: the bool mask; assign_region: the value tensor
+    indices: str | None = None  # take, take_along_axis, index_select: the int tensor param of the indices; boolean_mask: the bool mask; assign_region: the value tensor; dot: b (source is a)
     region: tuple[str, ...] = ()  # assign_region: the list[int] params of the starts and the steps, in that order
     k: str | None = None  # topk: the int param of the selected length
     # concatenate and stack: ``source`` names the list[tensor[...]] parameter, ``axis`` the int one.
@@ -221,6 +228,16 @@ class ShapeRule:
                     f"be negative (a reversed slice) but is never 0; opgen's shim has already raised ValueError for a "
                     f"region that does not lie in {x} (ranks or list lengths that differ, a step of 0, a first or "
                     f"last position outside {x}'s dim), so every position written is inside {x}")
+        if self.kind == "dot":
+            a, b = self.source, self.indices
+            return (f"dot: numpy.dot({a}, {b}). When {a} or {b} is 0-d, out has the other's shape (0-d when both are) "
+                    f"and out[i] = {a}[i] * {b}[i], the 0-d one standing for every i. Otherwise k = {a}.shape[-1] is "
+                    f"contracted with {b}'s second-to-last dim ({b}'s only dim when {b} is 1-D): out.shape = "
+                    f"{a}.shape[:-1] + {b}.shape[:-2] + {b}.shape[-1:] ({b}.shape[-1:] only when {b} has at least 2 "
+                    f"dims), out[i..., j..., n] = sum over p < k of {a}[i..., p] * {b}[j..., p, n] (for a 1-D {b}: "
+                    f"out[i...] = sum {a}[i..., p] * {b}[p]; both 1-D: a 0-d out); k may be 0 (out is all zeros); "
+                    f"opgen's shim has already raised NumPy's ValueError for lengths that differ (and for a result "
+                    f"of more than 8 dims), so the lengths agree")
         if self.kind == "boolean_mask":
             x, m = self.source, self.indices
             return (f"boolean_mask: out is allocated at its bound ({m}.numel(), *{x}.shape[{m}.ndim:]), and the "
@@ -351,6 +368,9 @@ class ShapeRule:
             return shape
         if self.kind in ("masked_fill", "assign_region"):
             return tuple(np.shape(args[self.source]))
+        if self.kind == "dot":
+            shape, _ = dot_shape(tuple(np.shape(args[self.source])), tuple(np.shape(args[self.indices])))
+            return shape
         if self.kind == "count_of":
             return ()
         if self.kind in CREATION:
@@ -834,6 +854,33 @@ def assign_region_shape(shape: tuple[int, ...], value: tuple[int, ...], starts: 
     return shape, None
 
 
+DOT_TERMS = "k"  # the name a tolerance's ``terms`` gives a dot rule's contracted length
+
+
+def dot_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], str | None]:
+    """(out's shape, None) where numpy.dot accepts operands of shapes ``a`` and ``b``, else ((0,), why
+    not: NumPy's ValueError message, or opgen's for a result of more than 8 dims). A 0-d operand
+    multiplies elementwise (out has the other's shape); otherwise a's last dim is contracted with b's
+    second-to-last (its only one when b is 1-D): out is a.shape[:-1] + b.shape[:-2] + b.shape[-1:].
+    The reference and the C++ and Rust shims check the same in the same order and words."""
+    a, b = tuple(int(d) for d in a), tuple(int(d) for d in b)
+    if not a or not b:
+        return (b if not a else a), None
+    at = len(b) - 2 if len(b) >= 2 else 0  # b's contracted dim
+    if a[-1] != b[at]:
+        return (0,), (f"shapes {_numpy_shape_text(a)} and {_numpy_shape_text(b)} not aligned: {a[-1]} (dim "
+                      f"{len(a) - 1}) != {b[at]} (dim {at})")
+    out = a[:-1] + b[:-2] + b[-1:] if len(b) >= 2 else a[:-1]
+    if len(out) > MAX_DIMS:
+        return (0,), "the result has more dims than an opgen tensor holds (8)"
+    return out, None
+
+
+def dot_terms(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """The number of products each element of numpy.dot(a, b) sums: a's last dim, or 1 where an operand is 0-d."""
+    return int(a[-1]) if len(a) and len(b) else 1
+
+
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for {ndim} dims")
@@ -977,6 +1024,17 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
             raise ShapeRuleError(f"assign_region: steps must be another list[int] parameter than {raw['starts']!r}")
         return ShapeRule("assign_region", source=raw["assign_region"], indices=raw["value"],
                          region=(raw["starts"], raw["steps"]))
+    if isinstance(raw, dict) and set(raw) == {"dot"}:
+        pair = raw["dot"]
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ShapeRuleError("dot: give the two tensor parameters [a, b], e.g. {dot: [a, b]}")
+        for name in pair:
+            _need(name, tensor_params, "dot", "tensor")
+        if pair[0] == pair[1]:
+            raise ShapeRuleError(f"dot: b must be another tensor parameter than {pair[0]!r}")
+        if len(tensor_params) != 2:
+            raise ShapeRuleError(f"dot: the signature takes the two tensors a and b only (has {tensor_params})")
+        return ShapeRule("dot", source=pair[0], indices=pair[1])
     if isinstance(raw, dict) and set(raw) == {"count_of"}:
         _need(raw["count_of"], tensor_params, "count_of", "tensor")
         return ShapeRule("count_of", source=raw["count_of"])
@@ -1009,6 +1067,7 @@ def parse_shape_rule(raw: Any, tensor_params: list[str], int_params: list[str],
         "{boolean_mask: <tensor param>, mask: <bool tensor param>} with {count_of: <bool tensor param>}, "
         "{masked_fill: <tensor param>, mask: <bool tensor param>}, "
         "{assign_region: <tensor param>, value: <tensor param>, starts: <list[int] param>, steps: <list[int] param>}, "
+        "{dot: [<tensor param>, <tensor param>]}, "
         "{pool: <tensor param>, kernel: [<int>...], stride: [<int>...], padding: [<int>...]} (optionally with "
         "dilation: [<int>...] and ceil_mode: <bool param>) or "
         "{pool2d: <tensor param>, kernel: [<int>, <int>], stride: [<int>, <int>], padding: [<int>, <int>]}"

@@ -43,7 +43,7 @@ from hypothesis import seed as hypothesis_seed
 from opgen.spec.dtypes import DType
 from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.verify.compare import is_array_list
-from opgen.spec.shapes import CREATION, GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pool2d_error, pool_error
+from opgen.spec.shapes import CREATION, GATHER, GATHER_SIGNED, JOIN, MOVEMENT, dot_shape, dot_terms, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
 from opgen.verify.text_strategies import every_code_point
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
@@ -288,6 +288,19 @@ def _work(sizes: dict[str, int], loop: tuple[int, ...], counted: set[str] | None
     return int(np.prod(dims or [1], dtype=np.float64) * np.prod(loop or (1,), dtype=np.float64))
 
 
+def _halve_dot(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A dot's operand shapes with their largest dim halved (the contracted length in both at once)."""
+    at = (len(sb) - 2 if len(sb) >= 2 else 0) if sa and sb else None  # b's contracted dim
+    dims = [(n, "a", i) for i, n in enumerate(sa)] + [(n, "b", i) for i, n in enumerate(sb) if i != at]
+    n, which, i = max(dims)
+    half = n // 2 + (n % 2)
+    if which == "a" and at is not None and i == len(sa) - 1:
+        return sa[:-1] + (half,), sb[:at] + (half,) + sb[at + 1:]
+    if which == "a":
+        return sa[:i] + (half,) + sa[i + 1:], sb
+    return sa, sb[:i] + (half,) + sb[i + 1:]
+
+
 def _fit(sizes: dict[str, int], loop: tuple[int, ...], max_work: int, keep: str | None = None,
          counted: set[str] | None = None) -> dict[str, int]:
     """Halve the largest dims (other than ``keep``) until the case fits the work budget."""
@@ -349,6 +362,9 @@ class _Builder:
         """A case's work as the derived cases count it: a gufunc's output dims times the dims it
         reduces over (loop dims included), any other rule's largest tensor."""
         rule = self.rule
+        if rule is not None and rule.kind == "dot":  # out's size times the contracted length
+            out, err = dot_shape(shapes[rule.source], shapes[rule.indices])
+            return 0 if err else int(np.prod(out, dtype=np.int64)) * dot_terms(shapes[rule.source], shapes[rule.indices])
         if rule is None or rule.kind != "gufunc":
             return max((int(np.prod(s, dtype=np.int64)) for s in _shape_list(shapes)), default=0)
         sizes: dict[str, int] = {}
@@ -372,6 +388,9 @@ class _Builder:
                  for p in self.sig.tensor_params]
         joined = [sum(int(np.prod(s, dtype=np.int64)) for s in shapes.get(p.name, [])) * p.type.elem.dtype.np.itemsize
                   for p in self.sig.tensor_list_params]  # out holds them all
+        if self.rule is not None and self.rule.kind == "dot" and self.sig.tensor_params:  # out may outgrow a and b
+            out, err = dot_shape(shapes[self.rule.source], shapes[self.rule.indices])
+            sizes.append(0 if err else int(np.prod(out, dtype=np.int64)) * self.sig.tensor_params[0].type.dtype.np.itemsize)
         return sum(sizes) + max(sizes, default=0) + 2 * sum(joined)
 
     def shrink(self, sizes: dict[str, int], shapes_for: Any, loop: tuple[int, ...] = (),
@@ -605,6 +624,8 @@ class _Builder:
             yield from self.masks()
         elif kind == "assign_region":
             yield from self.regions()
+        elif kind == "dot":
+            yield from self.dots()
         elif kind in CREATION:
             yield from self.creations()
         else:
@@ -877,6 +898,40 @@ class _Builder:
             if made is not None:
                 if label.startswith("a column block"):  # the right-hand side one row, broadcast: stride 0 along dim 0
                     made.args[value] = np.broadcast_to(np.ascontiguousarray(made.args[value][:1]), tuple(counts))
+                yield made
+
+    def dots(self) -> Iterator[ScaleCase]:
+        """dot (numpy.dot): a long inner product (1-D . 1-D) on centred data and on offset data (a float32
+        accumulator shows), a long contraction of a 2-D . 1-D (rows of a matrix times a vector), a
+        model-sized 2-D . 2-D (a projection: hidden 384 or 768), a 2-D . 2-D with a long contraction and
+        few rows and columns, an N-D . M-D (batch dims on both sides, b's contracted dim in the middle)
+        with odd sizes past a blocked loop's tail, and a 0-d scalar times a long vector; the long
+        contraction with both operands transposed (column-major: b's contracted dim is its inner one). Each
+        shrunk to the work and byte budgets (_halve_dot); the other cases' layouts drawn as any case's."""
+        rule = self.rule
+        a, b = rule.source, rule.indices
+        reduction = REDUCTION_LENGTH if self.budget.max_work >= CPU_BUDGET.max_work else LONG_SIZES[-1]
+        long, odd = self.long_size(), self.odd()
+        hidden = int(self.rng.choice([384, 768]))
+        rows = int(self.rng.choice(AROUND_MODEL[3:12]))
+        k_odd = int(self.rng.integers(17, 200)) * 2 + 1
+        # (label, a's shape, b's shape, distribution, layout)
+        cases = [("a long inner product", (reduction + long,), (reduction + long,), "normal", None),
+                 ("a long inner product on offset data", (reduction + 7,), (reduction + 7,), "offset_rows", None),
+                 ("matrix times a long vector", (3, reduction), (reduction,), None, None),
+                 (f"a projection to {hidden}", (rows, hidden), (hidden, odd), None, None),
+                 ("a long contraction of few rows and columns", (5, long), (long, 3), "offset_rows", "transposed"),
+                 ("batch dims on both sides", (2, 3, 33, k_odd), (2, k_odd, 129), None, None),
+                 ("a scalar times a long vector", (), (long * 8 + 1,), None, None)]
+        for label, sa, sb, dist, layout in cases:
+            shapes = {a: sa, b: sb}
+            while (self.work_of(shapes) > self.budget.max_work or self.nbytes(shapes) > self.budget.max_bytes) \
+                    and max(sa + sb, default=1) > 1:
+                sa, sb = _halve_dot(sa, sb)
+                shapes = {a: sa, b: sb}
+            made = self.make(f"derived: {label}, {a}{sa}, {b}{sb}", "derived", shapes, layout=layout, dist=dist,
+                             specials=False if dist is not None else None)
+            if made is not None:
                 yield made
 
     def joins(self) -> Iterator[ScaleCase]:

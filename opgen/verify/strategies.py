@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload, lattice_cores
-from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, pad_pairs
+from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, dot_shape, dot_terms, pad_pairs
 from opgen.verify import bpe_strategies, text_strategies
 from opgen.arrays import c_order
 
@@ -377,6 +377,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         shapes, moved = _mask_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind == "assign_region":
         shapes, moved = _region_draw(draw, overload)
+    elif overload.rule is not None and overload.rule.kind == "dot":
+        shapes, moved = _dot_draw(draw, overload)
     elif overload.rule is not None and overload.rule.kind in JOIN:
         shapes, moved = {}, draw(join_arguments(overload))
     else:
@@ -686,6 +688,77 @@ def _region_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[i
         base = draw(_tensor(small, p.type.dtype, overload.domain.get(value, Domain())), label=value)
         moved[value] = np.broadcast_to(base, counts_t)
     return {x: shape, value: counts_t}, moved
+
+
+DOT_WORK = 1 << 15  # the most multiply-adds of a drawn dot (out's size times the contracted length)
+
+
+def _dot_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """Shapes of a dot rule's a and b (numpy.dot): each of a rank from its domain's (0 to 4 by default), so
+    every case comes up (a 0-d operand, 1-D . 1-D, 2-D . 2-D, N-D . 1-D, N-D . M-D); sides from 0 (size-0
+    dims, a contracted length of 0) to the domain's max_side (8), the contracted length now and then a
+    vector tail (TAIL_LENGTHS); dims halved (the contracted one last) until the product's work is at most
+    DOT_WORK. The layouts are drawn with the values (_tensor: transposed, strided, reversed, offset); in
+    one draw in four one operand is a broadcast view (drawn of length 1 along a subset of its dims, then
+    np.broadcast_to: stride 0 there). Where the overload declares ValueError, one draw in eight has
+    contracted lengths that differ by one (an operand drawn 0-d made 1-D first), which NumPy rejects."""
+    rule = overload.rule
+    a, b = rule.source, rule.indices
+    dom_a, dom_b = overload.domain.get(a, Domain()), overload.domain.get(b, Domain())
+    max_side = min((d.max_side for d in (dom_a, dom_b) if d.max_side), default=8)
+
+    def rank(dom: Domain, name: str) -> int:
+        lo = dom.min_dims if dom.min_dims is not None else 0
+        hi = dom.max_dims if dom.max_dims is not None else 4
+        return draw(st.integers(lo, max(lo, hi)), label=f"{name}'s rank")
+
+    ra, rb = rank(dom_a, a), rank(dom_b, b)
+    bad = "ValueError" in {r.error for r in overload.raises} and draw(st.integers(0, 7), label="not aligned") == 3
+    if bad:
+        ra, rb = max(ra, 1), max(rb, 1)
+    side = st.integers(0, max_side)
+    # (with a 0-d operand, k is the other's last dim)
+    k = draw(st.one_of(side, st.sampled_from(TAIL_LENGTHS)), label="contracted length")
+    a_lead = list(draw(st.lists(side, min_size=max(ra - 1, 0), max_size=max(ra - 1, 0)), label=f"{a}'s other dims"))
+    b_lead = list(draw(st.lists(side, min_size=max(rb - 1, 0), max_size=max(rb - 1, 0)), label=f"{b}'s other dims"))
+
+    def shapes_of(k: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if not ra or not rb:
+            return (tuple(a_lead) + (k,) if ra else ()), (tuple(b_lead) + (k,) if rb else ())
+        sa = tuple(a_lead) + (k,)
+        sb = (k,) if rb == 1 else tuple(b_lead[:-1]) + (k,) + tuple(b_lead[-1:])
+        return sa, sb
+
+    def work(k: int) -> int:
+        sa, sb = shapes_of(k)
+        out, _ = dot_shape(sa, sb)
+        return int(np.prod(out, dtype=np.int64)) * max(dot_terms(sa, sb), 1)
+
+    while work(k) > DOT_WORK:  # the largest other dim halved, the contracted length once they are small
+        lead = a_lead + b_lead
+        if lead and max(lead) > 2:
+            i = lead.index(max(lead))
+            if i < len(a_lead):
+                a_lead[i] //= 2
+            else:
+                b_lead[i - len(a_lead)] //= 2
+        else:
+            k //= 2
+    sa, sb = shapes_of(k)
+    if bad:  # b's contracted length one more or one less
+        at = len(sb) - 2 if len(sb) >= 2 else 0
+        kb = k + 1 if k == 0 or draw(st.booleans(), label="longer") else k - 1
+        sb = sb[:at] + (kb,) + sb[at + 1:]
+    moved: dict[str, Any] = {}
+    if draw(st.integers(0, 3), label="a broadcast operand") == 0:
+        name, shape = draw(st.sampled_from([(a, sa), (b, sb)]), label="broadcast operand")
+        if shape:
+            along = draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)), label="broadcast dims")
+            small = tuple(1 if f else n for f, n in zip(along, shape))
+            p = overload.sig.param(name)
+            base = draw(_tensor(small, p.type.dtype, overload.domain.get(name, Domain())), label=name)
+            moved[name] = np.broadcast_to(base, shape)
+    return {a: sa, b: sb}, moved
 
 
 def _gather_draw(draw: st.DrawFn, overload: Overload) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:

@@ -181,6 +181,42 @@ def _assign_region_rule(rule) -> list[str]:
     ]
 
 
+def _dot_rule(rule) -> list[str]:
+    """dot (numpy.dot): the checks of opgen.spec.shapes.dot_shape, in its order and words (NumPy's ValueError for
+    contracted lengths that differ, opgen's for a result of more than 8 dims), then out's shape: the other
+    operand's where one is 0-d, else a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    a, b = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
+    value = "throw opgen::Error(opgen::ErrorKind::Value, "
+    return [
+        "{ std::vector<int64_t> opgen_s;",
+        f"  if ({a}.ndim() == 0 || {b}.ndim() == 0) {{",
+        f"    opgen_s = opgen::shim::shape_of({a}.ndim() == 0 ? {b} : {a});",
+        "  } else {",
+        f"    const int opgen_at = {b}.ndim() >= 2 ? {b}.ndim() - 2 : 0;",
+        f"    if ({a}.size({a}.ndim() - 1) != {b}.size(opgen_at)) {{",
+        "      auto opgen_text = [](const opgen::Tensor& opgen_t) {",
+        '        std::string opgen_m = "(";',
+        "        for (int opgen_j = 0; opgen_j < opgen_t.ndim(); ++opgen_j) {",
+        '          if (opgen_j) opgen_m += ",";',
+        "          opgen_m += std::to_string(opgen_t.size(opgen_j));",
+        "        }",
+        '        return opgen_m + (opgen_t.ndim() == 1 ? ",)" : ")");',
+        "      };",
+        f'      {value}"shapes " + opgen_text({a}) + " and " + opgen_text({b}) + " not aligned: " + '
+        f'std::to_string({a}.size({a}.ndim() - 1)) + " (dim " + std::to_string({a}.ndim() - 1) + ") != " + '
+        f'std::to_string({b}.size(opgen_at)) + " (dim " + std::to_string(opgen_at) + ")");',
+        "    }",
+        f"    opgen_s.assign({a}.sizes(), {a}.sizes() + {a}.ndim() - 1);",
+        f"    if ({b}.ndim() >= 2) {{",
+        f"      opgen_s.insert(opgen_s.end(), {b}.sizes(), {b}.sizes() + {b}.ndim() - 2);",
+        f"      opgen_s.push_back({b}.size({b}.ndim() - 1));",
+        "    }",
+        f'    if (opgen_s.size() > OPGEN_MAX_DIMS) {value}"the result has more dims than an opgen tensor holds (8)");',
+        "  }",
+        "  opgen::shim::check_output(opgen_out, opgen_s); }",
+    ]
+
+
 def _creation_rule(rule) -> list[str]:
     """sized, arange: the parameter checks of opgen.spec.shapes.creation_shape (NumPy's errors), in its
     order and words, then out's shape."""
@@ -229,6 +265,8 @@ def _shape_rule(overload: Overload, call_args: list[str], rule=None) -> list[str
         return _boolean_mask_rule(rule)
     if rule.kind == "assign_region":
         return _assign_region_rule(rule)
+    if rule.kind == "dot":
+        return _dot_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(opgen_out, {});"]
     if rule.kind == "same_as":

@@ -248,6 +248,40 @@ def _assign_region_rule(rule) -> list[str]:
     return [re.sub(r"\b(X|V|STARTS|STEPS)\b", lambda m: names[m.group(1)], line) for line in lines]
 
 
+def _dot_rule(rule) -> list[str]:
+    """dot (numpy.dot): the C++ shim's checks (opgen.spec.shapes.dot_shape), in its order and words, then out's
+    shape: the other operand's where one is 0-d, else a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    a, b = f"opgen_v_{rule.source}", f"opgen_v_{rule.indices}"
+    lines = [
+        "{",
+        "    let opgen_s: Vec<usize> = if A.ndim() == 0 || B.ndim() == 0 {",
+        "        (if A.ndim() == 0 { B.shape() } else { A.shape() }).to_vec()",
+        "    } else {",
+        "        let opgen_at = if B.ndim() >= 2 { B.ndim() - 2 } else { 0 };",
+        "        if A.size(A.ndim() - 1) != B.size(opgen_at) {",
+        "            let opgen_text = |opgen_t: &[usize]| {",
+        "                let opgen_dims: Vec<String> = opgen_t.iter().map(|opgen_d| opgen_d.to_string()).collect();",
+        '                format!("({}{})", opgen_dims.join(","), if opgen_t.len() == 1 { "," } else { "" })',
+        "            };",
+        '            return Err(opgen::Error::value(format!("shapes {} and {} not aligned: {} (dim {}) != {} (dim {})", '
+        "opgen_text(A.shape()), opgen_text(B.shape()), A.size(A.ndim() - 1), A.ndim() - 1, B.size(opgen_at), opgen_at)));",
+        "        }",
+        "        let mut opgen_s = A.shape()[..A.ndim() - 1].to_vec();",
+        "        if B.ndim() >= 2 {",
+        "            opgen_s.extend_from_slice(&B.shape()[..B.ndim() - 2]);",
+        "            opgen_s.push(B.size(B.ndim() - 1));",
+        "        }",
+        "        if opgen_s.len() > opgen::MAX_DIMS { return Err(opgen::Error::value(\"the result has more dims than an "
+        "opgen tensor holds (8)\")); }",
+        "        opgen_s",
+        "    };",
+        "    opgen::shim::check_output(&opgen_out, &opgen_s)?;",
+        "}",
+    ]
+    names = {"A": a, "B": b}
+    return [re.sub(r"\b(A|B)\b", lambda m: names[m.group(1)], line) for line in lines]
+
+
 def _creation_rule(rule, overload: Overload) -> list[str]:
     """sized, arange: the C++ shim's checks (opgen.spec.shapes.creation_shape), in its order and words."""
     if rule.kind == "sized":
@@ -294,6 +328,8 @@ def _shape_rule(overload: Overload, rule=None) -> list[str]:
         return _boolean_mask_rule(rule)
     if rule.kind == "assign_region":
         return _assign_region_rule(rule)
+    if rule.kind == "dot":
+        return _dot_rule(rule)
     if rule.kind == "count_of":  # a 0-d int64 the kernel writes
         return ["opgen::shim::check_output(&opgen_out, &[])?;"]
     tensors = [p.name for p in overload.sig.tensor_params]
