@@ -22,6 +22,7 @@ by Python code; a library compiled before the entry existed, or a Python without
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.machinery
 import importlib.util
@@ -43,7 +44,10 @@ from opgen.errors import OpgenError
 from opgen.verify.ffi import (C_SCALAR, ERROR_KINDS, ErrorInfo, KernelError, List, String, TensorView, read_result,
                               string_array, tensor_view)
 
-PY_ERRORS = {**ERROR_KINDS, 6: KeyError, 7: TypeError}
+# A compiled function's statuses: the kernels' kinds; RuntimeError (torch's errors, a raise RuntimeError: status
+# 4, which a kernel verified alone reports as KernelError); kinds only compiled code raises (a KeyError of a
+# dict, a TypeError, a raise statement's or an assert's)
+PY_ERRORS = {**ERROR_KINDS, 4: RuntimeError, 6: KeyError, 7: TypeError, 8: AssertionError, 9: NotImplementedError}
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -93,6 +97,8 @@ class CompiledFunction:
         self.library_path = manifest_path.parent / m["library"]
         self.lib = ctypes.CDLL(str(self.library_path))
         self.params = [(p["name"], ctypes_model.parse(p["type"]), p.get("flavor")) for p in m["params"]]
+        # Array parameters whose annotation named no dtype (their library's default was compiled for)
+        self.assumed_dtypes = frozenset(p["name"] for p in m["params"] if p.get("dtype_assumed"))
         self.returns = ctypes_model.parse(m["returns"]["type"])
         self.return_flavor = m["returns"].get("flavor")
         self.slots = [t for _, t in result_slots(self.returns)]  # the out-parameters, in order
@@ -124,7 +130,8 @@ class CompiledFunction:
         NumPy view), raising what the ctypes path raises for it: the native entry's way for anything
         its C side does not take directly."""
         name, t, flavor = self.params[index]
-        return _plain(name, t, flavor, value)
+        with _dtype_hint(name in self.assumed_dtypes, name, flavor):
+            return _plain(name, t, flavor, value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != len(self.params):  # keywords, defaults, or a wrong count (Python's TypeError)
@@ -132,7 +139,8 @@ class CompiledFunction:
         keep: list = []
         cargs: list = []
         for (name, t, flavor), value in zip(self.params, args):
-            cargs += _marshal(name, t, flavor, value, keep)
+            with _dtype_hint(name in self.assumed_dtypes, name, flavor):
+                cargs += _marshal(name, t, flavor, value, keep)
         err = ErrorInfo()
         if len(self.slots) == 1:
             holder = _holder(self.returns)
@@ -142,7 +150,9 @@ class CompiledFunction:
             status = self.fn(*cargs, *map(ctypes.byref, holders), ctypes.byref(err))
         if status != 0:
             message = err.message.decode("utf-8", "replace")
-            raise PY_ERRORS.get(status, KernelError)(message or f"{self.__name__} failed with status {status}")
+            # statuses from 6 on are compiled code's own: a raise statement's message may be empty, as Python's
+            raise PY_ERRORS.get(status, KernelError)(message if message or status >= 6
+                                                     else f"{self.__name__} failed with status {status}")
         if len(self.slots) == 1:
             return self._result(self.returns, holder)
         values = iter([self._result(t, h) for t, h in zip(self.slots, holders)])
@@ -222,6 +232,29 @@ def _native_entry(fn: CompiledFunction) -> tuple[Any, str | None]:
         torch.from_numpy if fn.return_flavor == "torch" else None,
         fn.__name__)
     return entry, None
+
+
+class _DtypeMismatch(TypeError):
+    """An array argument of another dtype than the one compiled for."""
+
+    def __init__(self, message: str, have: str):
+        super().__init__(message)
+        self.have = have  # the argument's dtype
+
+
+@contextlib.contextmanager
+def _dtype_hint(assumed: bool, name: str, flavor: str | None):
+    """A dtype TypeError for a parameter whose annotation named no dtype says where the compiled one came
+    from and how to compile for the dtype passed."""
+    try:
+        yield
+    except _DtypeMismatch as exc:
+        if not assumed:
+            raise
+        have = exc.have
+        annotated = f"Annotated[torch.Tensor, torch.{have}]" if flavor == "torch" else f"npt.NDArray[np.{have}]"
+        raise TypeError(f"{exc} (the annotation of {name} names no dtype, so opgen compile took its library's "
+                        f"default; compile with --dtype {name}={have}, or annotate it {annotated})") from None
 
 
 def _plain(name: str, t: Type, flavor: str | None, value: Any) -> Any:
@@ -369,5 +402,5 @@ def _array(name: str, value: Any, flavor: str | None, t: Type) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{name} must be a numpy array of {t.dtype.name}, got {type(value).__name__}")
     if value.dtype != t.dtype.np:
-        raise TypeError(f"{name} must have dtype {t.dtype.name}, got {value.dtype}")
+        raise _DtypeMismatch(f"{name} must have dtype {t.dtype.name}, got {value.dtype}", str(value.dtype))
     return value

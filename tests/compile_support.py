@@ -238,7 +238,7 @@ def encode(value: Any) -> Any:
 
 ERRORS = {"ValueError": ValueError, "OverflowError": OverflowError, "ZeroDivisionError": ZeroDivisionError,
           "IndexError": IndexError, "KeyError": KeyError, "RuntimeError": RuntimeError,
-          "TypeError": TypeError}
+          "TypeError": TypeError, "AssertionError": AssertionError, "NotImplementedError": NotImplementedError}
 
 
 def as_node_returns(value: Any) -> Any:

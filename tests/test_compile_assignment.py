@@ -69,8 +69,11 @@ REFUSED = [
      "    y[0] = 0.5  # <-\n    return y\n", "storing a float into y[i]", "int(v)"),
     ("a written array's rows looped over", "def f(x: F32) -> F32:\n    y = x.copy()\n    for row in y:\n"
      "        y[0] = 1.0  # <-\n    return y\n", "changing y while a for loop iterates over it", "y.copy()"),
-    ("the rows of an array in enumerate", "def f(x: F32) -> int:\n    n = 0\n    for i, row in enumerate(x):  # <-\n"
-     "        n += i\n    return n\n", "inside enumerate() or zip()", "range(len(x))"),
+    ("a written array's rows enumerated", "def f(x: F32) -> F32:\n    y = x.copy()\n    for i, row in enumerate(y):\n"
+     "        y[i] = row * 2.0  # <-\n    return y\n", "changing y while a for loop iterates over it", "y.copy()"),
+    ("a written array's rows zipped", "def f(x: F32, w: list[float]) -> F32:\n    y = x.copy()\n"
+     "    for v, row in zip(w, y):\n        y[0] = v  # <-\n    return y\n", "changing y while a for loop iterates",
+     "y.copy()"),
     ("a torch step below 1", "def f(x: T32) -> T32:\n    y = x.clone()\n    y[::-1] = 0.0  # <-\n    return y\n",
      "torch raises ValueError", "torch.flip"),
     ("a computed float into torch float32", "def f(x: T32, v: float) -> T32:\n    y = x.clone()\n"

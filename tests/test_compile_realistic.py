@@ -80,6 +80,7 @@ prose = st.text(alphabet=st.sampled_from("abAé日 ,;=.!?/-\n\t\u3000\x1f"), max
 # capital sigmas where Final_Sigma applies and where it does not, apostrophes, titlecase ǅ.
 cased = st.text(alphabet=st.sampled_from("aAzZßİıiIﬁǅΣσςΟΔΥΕ'. -_\u3000é日"), max_size=16)
 ARRAY_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+ONE_DIM_OR_MORE = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)
 
 
 def strategy(t: Any) -> st.SearchStrategy:
@@ -96,6 +97,10 @@ def strategy(t: Any) -> st.SearchStrategy:
         return st.lists(strategy(args[0]), max_size=6)
     if origin is dict:
         return st.dictionaries(text, strategy(args[1]), max_size=4)
+    if t is torch.Tensor:  # no dtype: torch's default, float32 (opgen.compiler.annotations)
+        return strategy(np.ndarray[Any, np.dtype[np.float32]]).map(torch.from_numpy)
+    if t is np.ndarray:  # no dtype: NumPy's default, float64
+        return hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(-10, 10))
     if origin is typing.Annotated and args[0] is torch.Tensor:
         return strategy(np.ndarray[Any, np.dtype[np.float32]]).map(torch.from_numpy)
     if origin is np.ndarray:
@@ -200,6 +205,58 @@ def ids_and_attention(draw) -> tuple:
     m = n if draw(st.integers(0, 7)) else n + 1
     ids = draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, 30000)))
     return ids, draw(hnp.arrays(np.int64, (m,), elements=st.integers(0, 1)))
+
+
+@st.composite
+def heads_inputs(draw) -> tuple:
+    """q, k, v of (batch, seq, dim) with dim even (two heads), now and then a dim that does not split."""
+    b, s = draw(st.integers(0, 2)), draw(st.integers(0, 4))
+    d = draw(st.sampled_from([2, 4, 6, 3] if draw(st.integers(0, 7)) == 0 else [2, 4, 6]))
+    arrays = [draw(hnp.arrays(np.float32, (b, s, d), elements=st.floats(-3, 3, width=32))) for _ in range(3)]
+    return tuple(torch.from_numpy(a) for a in arrays)
+
+
+@st.composite
+def scores_and_keep(draw) -> tuple:
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
+    scores = draw(hnp.arrays(np.float32, shape, elements=st.floats(-10, 10, width=32)))
+    keep = draw(hnp.arrays(np.bool_, shape))
+    return torch.from_numpy(scores), torch.from_numpy(keep)
+
+
+@st.composite
+def hidden_and_mask(draw) -> tuple:
+    b, s, d = (draw(st.integers(0, 3)) for _ in range(3))
+    hidden = draw(hnp.arrays(np.float32, (b, s, d), elements=st.floats(-10, 10, width=32)))
+    mask = draw(hnp.arrays(np.float32, (b, s), elements=st.sampled_from([0.0, 1.0])))
+    return torch.from_numpy(hidden), torch.from_numpy(mask)
+
+
+@st.composite
+def rows_and_weight(draw) -> tuple:
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
+    x = draw(hnp.arrays(np.float32, shape, elements=st.floats(-10, 10, width=32)))
+    w = draw(hnp.arrays(np.float32, shape[-1:], elements=st.floats(-2, 2, width=32)))
+    return torch.from_numpy(x), torch.from_numpy(w), draw(st.sampled_from([1e-6, 1e-5, 0.1]))
+
+
+@st.composite
+def vector_pairs(draw) -> tuple:
+    n = draw(st.integers(0, 6))
+    m = n if draw(st.integers(0, 7)) else n + 1
+    return tuple(draw(hnp.arrays(np.float64, (k,), elements=st.floats(-10, 10))) for k in (n, m))
+
+
+@st.composite
+def rows_and_weights(draw, torch_float32: bool = False) -> tuple:
+    """x of (n, k) and w of (k, m) or (k,), now and then a k that does not match."""
+    n, k, m = (draw(st.integers(0, 4)) for _ in range(3))
+    dtype = np.float32 if torch_float32 else np.float64
+    elements = st.floats(-3, 3, width=32) if torch_float32 else st.floats(-10, 10)
+    x = draw(hnp.arrays(dtype, (n, k), elements=elements))
+    k2 = k if draw(st.integers(0, 7)) else k + 1
+    w = draw(hnp.arrays(dtype, (k2, m) if torch_float32 or draw(st.booleans()) else (k2,), elements=elements))
+    return (torch.from_numpy(x), torch.from_numpy(w)) if torch_float32 else (x, w)
 
 
 pixels = hnp.arrays(np.uint8, ARRAY_SHAPES)
@@ -332,6 +389,39 @@ CASES: dict[str, Case] = {
     "pad_batch": Case(st.tuples(strategy(npt.NDArray[np.float32]), st.integers(-2, 6))),
     "bucket_counts": Case(st.tuples(strategy(npt.NDArray[np.int64]), st.integers(-2, 12))),
     "last_flag_on": Case(st.tuples(hnp.arrays(np.bool_, ARRAY_SHAPES))),
+    # Model code with bare annotations (float32 tensors, float64 arrays) and torch's methods.
+    "multi_head_attention": Case(heads_inputs(), rtol=2e-5, atol=2e-6),
+    "masked_softmax": Case(scores_and_keep(), rtol=2e-5, atol=2e-6),
+    "mean_pool_mask": Case(hidden_and_mask(), rtol=1e-5, atol=1e-5),
+    "rms_norm": Case(rows_and_weight(), rtol=1e-5, atol=1e-5),
+    "batch_loss": Case(rtol=1e-5, atol=1e-5),
+    # NumPy's ufunc reductions and torch's take dim 0 or -1 of a 0-d array or tensor; the compiled reduce
+    # rule raises there (as np.mean does): arrays and tensors of 1 dim or more.
+    "softmax_rows": Case(st.tuples(hnp.arrays(np.float64, ONE_DIM_OR_MORE, elements=st.floats(-10, 10)),
+                                   st.integers(-3, 2)), rtol=2e-5, atol=2e-6),
+    "l1_normalize": Case(st.tuples(float_tensors(min_dims=1)), rtol=1e-5, atol=1e-6),
+    "top_class": Case(st.tuples(float_tensors(min_dims=1))),
+    "centred_negation": Case(rtol=1e-9, atol=1e-9),
+    # zip() of weights and rows: rows of 1 dim or more (a 0-d tensor has no rows: TypeError, tested alike).
+    "weighted_row_sum": Case(st.tuples(float_tensors(), st.lists(st.floats(-2, 2), max_size=5)), rtol=1e-5,
+                             atol=1e-5),
+    "positional_scores": Case(st.tuples(hnp.arrays(np.float64, ONE_DIM_OR_MORE, elements=st.floats(-10, 10))),
+                              rtol=1e-9, atol=1e-9),
+    # Vectors of one length (a length mismatch is np.dot's ValueError, drawn now and then); the norms add in
+    # the kernel's order.
+    "cosine_similarity": Case(vector_pairs(), rtol=1e-9, atol=1e-12),
+    "rms_distance": Case(vector_pairs(), rtol=1e-9, atol=1e-12),
+    "project": Case(rows_and_weights(), rtol=1e-9, atol=1e-9),
+    "unit_rows": Case(st.tuples(hnp.arrays(np.float64, st.tuples(st.integers(0, 4), st.integers(0, 4)),
+                                           elements=st.floats(-10, 10))), rtol=1e-9, atol=1e-12),
+    "checked_mean": Case(st.tuples(hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(-10, 10))),
+                         rtol=1e-9, atol=1e-12),
+    # A list's dtype is its element type's: torch.tensor([]) is float32 in Python (no element says int), so
+    # the ids are padded to at least one.
+    "ids_tensor": Case(st.tuples(st.lists(st.integers(-5, 5), max_size=4), st.integers(-1, 1), st.integers(1, 6))),
+    "logits_no_grad": Case(rows_and_weights(torch_float32=True), rtol=2e-5, atol=2e-6),
+    "label_counts": Case(st.tuples(hnp.arrays(np.float64, st.integers(0, 8), elements=st.floats(-2, 6)),
+                                   st.integers(0, 6))),
 }
 
 

@@ -15,6 +15,7 @@ from opgen.errors import OpgenError
 from opgen.llm.providers import choose_provider
 from opgen.llm.recordings import Recordings
 from opgen.project import Project
+from opgen.spec.dtypes import DTYPES
 from opgen.spec.model import TARGET_IDS
 from opgen.compiler.driver import compile_function, parse_target_spec, synthesizer
 from opgen.service import gate_settings
@@ -35,6 +36,9 @@ def compile_command(
     answered_by: Optional[str] = typer.Option(None, "--answered-by", help="Who answers a file exchange."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per synthesized overload."),
     examples: Optional[int] = typer.Option(None, "--examples", help="Hypothesis examples per verification run."),
+    dtype: Optional[list[str]] = typer.Option(None, "--dtype", metavar="NAME=DTYPE", help="The dtype of an array "
+                                              "parameter annotated without one (torch.Tensor means float32, "
+                                              "np.ndarray float64 otherwise), e.g. --dtype mask=int64. Repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest on stdout (only JSON: everything else goes to stderr)."),
     root: Optional[Path] = RootOpt,
 ) -> None:
@@ -42,7 +46,7 @@ def compile_command(
     try:
         with json_output(as_json):
             compiled = _compile(function, out_dir, target, synthesize_missing, provider, model, exchange_dir,
-                                answered_by, max_attempts, examples, root)
+                                answered_by, max_attempts, examples, root, _dtype_overrides(dtype or []))
     except OpgenError as exc:
         fail(exc)
     m = compiled.manifest
@@ -54,7 +58,7 @@ def compile_command(
 
 def _compile(function: str, out_dir: Path, target: str, synthesize_missing: bool, provider: Optional[str],
              model: Optional[str], exchange_dir: Optional[Path], answered_by: Optional[str], max_attempts: int,
-             examples: Optional[int], root: Optional[Path]):
+             examples: Optional[int], root: Optional[Path], dtypes: dict[str, str]):
     project = Project.locate(root)
     source, name = parse_target_spec(function)
     if target not in TARGET_IDS:
@@ -67,7 +71,20 @@ def _compile(function: str, out_dir: Path, target: str, synthesize_missing: bool
         synth = synthesizer(project, llm, TARGET_IDS[target], max_attempts=max_attempts,
                             settings=gate_settings(examples),
                             report=lambda msg: console.print(f"  {escape(msg)}", highlight=False))
-    return compile_function(project, source, name, out_dir, target=TARGET_IDS[target], synthesize=synth)
+    return compile_function(project, source, name, out_dir, target=TARGET_IDS[target], synthesize=synth,
+                            dtypes=dtypes)
+
+
+def _dtype_overrides(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, dt = item.partition("=")
+        name, dt = name.strip(), dt.strip().removeprefix("torch.").removeprefix("np.").removeprefix("numpy.")
+        if not sep or not name or dt not in DTYPES:
+            raise OpgenError(f"--dtype {item!r} is not NAME=DTYPE with a dtype opgen knows",
+                             hint=f"e.g. --dtype mask=int64; dtypes: {', '.join(DTYPES)}")
+        out[name] = dt
+    return out
 
 
 def _print_compiled(function: str, compiled) -> None:

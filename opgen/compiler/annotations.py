@@ -6,7 +6,15 @@ aliased any way):
     int  float  str  bool  list[T]  dict[str, T]          (typing.List / typing.Dict too)
     npt.NDArray[np.float32]                               a NumPy array of that dtype
     Annotated[torch.Tensor, torch.float32]                a torch tensor of that dtype
+    torch.Tensor                                          float32 (torch's default dtype), see below
+    np.ndarray  npt.NDArray  npt.NDArray[Any]            float64 (NumPy's default dtype), see below
     a module-level alias of any of these                  Vec = npt.NDArray[np.float32]
+
+An array annotation that names no dtype takes its library's default dtype, the dtype
+``torch.tensor([1.0])`` or ``np.array([1.0])`` has, which is what most inference code passes. The
+annotation records that the dtype was assumed (``Annotation.assumed``): the caller's ``--dtype
+NAME=DTYPE`` overrides it, a bare return annotation takes whatever the body returns, and the
+host's TypeError for another dtype says how to compile for it.
 
 A tensor type remembers its flavor (numpy or torch) so the Python host can hand back
 the kind of array the function would have returned.
@@ -54,16 +62,36 @@ def _may_be_none(scope: ModuleScope, node: ast.expr) -> bool:
     return False
 
 
+# The dtype an array annotation without one means: what its library makes from Python floats.
+DEFAULT_DTYPES = {"torch": "float32", "numpy": "float64"}
+ANY_NAMES = {"typing.Any"}
+
+
 @dataclass(frozen=True)
 class Annotation:
     type: Type
     flavor: str | None = None  # "numpy" | "torch" for tensors
+    # An array annotation that named no dtype: its library's default was taken (for a tuple: per item)
+    assumed: bool | tuple[bool, ...] = False
 
 
-def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line: int) -> Annotation:
+def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line: int,
+                     dtype: str | None = None) -> Annotation:
+    """``dtype`` (from ``opgen compile --dtype NAME=DTYPE``) replaces an array annotation's assumed dtype; an
+    annotation that names its dtype keeps it (the override would contradict the source)."""
     if node is None:
         raise CompileError(f"{what} has no type annotation", where=scope.where(line), hint=HINT)
-    return _parse(scope, node, what, depth=0)
+    ann = _parse(scope, node, what, depth=0)
+    if dtype is not None:
+        if ann.type.kind != "tensor":
+            raise CompileError(f"--dtype for {what}: it is annotated {ast.unparse(node)}, not an array",
+                               where=scope.where(line), hint="pass --dtype only for array parameters")
+        if not ann.assumed and ann.type.dtype.name != dtype:
+            raise CompileError(f"--dtype {dtype} for {what}, annotated {ast.unparse(node)}: the annotation names "
+                               f"{ann.type.dtype.name}", where=scope.where(line),
+                               hint="drop the --dtype, or change the annotation")
+        ann = Annotation(tensor_of(dtype), ann.flavor, assumed=False)
+    return ann
 
 
 def _name(scope: ModuleScope, node: ast.expr) -> str | None:
@@ -116,8 +144,11 @@ def _parse(scope: ModuleScope, node: ast.expr, what: str, depth: int) -> Annotat
             if len(flavors) > 1:
                 raise CompileError(f"{what}: a tuple mixing NumPy arrays and torch tensors is not supported by opgen "
                                    "compile", where=where, hint="return one kind of array")
-            return Annotation(TupleType(tuple(a.type for a in items)), flavors.pop() if flavors else None)
+            return Annotation(TupleType(tuple(a.type for a in items)), flavors.pop() if flavors else None,
+                              assumed=tuple(a.assumed for a in items) if any(a.assumed for a in items) else False)
         if head == "numpy.typing.NDArray" and len(args) == 1:
+            if _name(scope, args[0]) in ANY_NAMES:
+                return Annotation(tensor_of(DEFAULT_DTYPES["numpy"]), "numpy", assumed=True)
             return Annotation(tensor_of(_dtype(scope, args[0], ("numpy",), what)), "numpy")
         if head in ANNOTATED_NAMES and len(args) == 2:
             base = _name(scope, args[0])
@@ -126,8 +157,8 @@ def _parse(scope: ModuleScope, node: ast.expr, what: str, depth: int) -> Annotat
             if base in NDARRAY_NAMES:
                 return Annotation(tensor_of(_dtype(scope, args[1], ("numpy",), what)), "numpy")
     if name in NDARRAY_NAMES or name == TORCH_TENSOR:
-        raise CompileError(f"{what}: {shown} does not say its dtype", where=where,
-                           hint="write npt.NDArray[np.float32] or Annotated[torch.Tensor, torch.float32]")
+        library = "torch" if name == TORCH_TENSOR else "numpy"
+        return Annotation(tensor_of(DEFAULT_DTYPES[library]), library, assumed=True)
     raise CompileError(f"{what}: annotation {shown} is not a type opgen compile knows", where=where, hint=HINT)
 
 

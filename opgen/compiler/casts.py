@@ -38,6 +38,15 @@ def is_cast(method: str) -> bool:
     return method in NAMED_CASTS or method in DTYPE_ARGUMENT_CASTS
 
 
+def dtype_constant(value: ir.Expr) -> str | None:
+    """The dtype a constant names (np.float32, torch.long, float, "float32"), else None."""
+    if isinstance(value, ir.DTypeConst):
+        return value.dtype
+    if isinstance(value, ir.Const) and isinstance(value.value, str) and value.value in DTYPES:
+        return value.value
+    return None
+
+
 def target_dtype(e: ir.MethodCall) -> str | tuple[str, str]:
     """The dtype name ``e`` casts to, or (what is wrong, how to fix it)."""
     shown = e.source.split("(")[0]
@@ -52,11 +61,9 @@ def target_dtype(e: ir.MethodCall) -> str | tuple[str, str]:
         extra = f" (not {', '.join(others)}=)" if others else ""
         return (f"{e.source}: a compiled {shown}() takes exactly one argument, the dtype{extra}",
                 f"write {shown}(np.float32) or {shown}(torch.float32); a copy is always made")
-    value = given[0]
-    if isinstance(value, ir.DTypeConst):
-        return value.dtype
-    if isinstance(value, ir.Const) and isinstance(value.value, str) and value.value in DTYPES:
-        return value.value
+    dtype = dtype_constant(given[0])
+    if dtype is not None:
+        return dtype
     return (f"{e.source}: the dtype must be a constant such as np.float32, torch.float32 or 'float32'"
             + (" (a device or another tensor is not a dtype)" if e.method == "to" else ""),
             "write the dtype itself; it selects the cast kernel when the function compiles")

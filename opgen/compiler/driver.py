@@ -66,16 +66,21 @@ class _Prepared:
 
 
 def compile_function(project: Project, source: Path, function: str, out_dir: Path, *, target: str = "cpu-cpp",
-                     synthesize: Synthesizer | None = None) -> Compiled:
-    return compile_many(project, [(source, function, out_dir)], target=target, synthesize=synthesize)[0]
+                     synthesize: Synthesizer | None = None, dtypes: dict[str, str] | None = None) -> Compiled:
+    """``dtypes``: parameter name -> dtype, for array parameters annotated without one (``--dtype``)."""
+    return compile_many(project, [(source, function, out_dir)], target=target, synthesize=synthesize,
+                        dtypes={function: dtypes} if dtypes else None)[0]
 
 
 def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, target: str = "cpu-cpp",
-                 synthesize: Synthesizer | None = None) -> list[Compiled]:
-    """Compile several functions; their libraries build side by side in one ninja run."""
+                 synthesize: Synthesizer | None = None,
+                 dtypes: dict[str, dict[str, str]] | None = None) -> list[Compiled]:
+    """Compile several functions; their libraries build side by side in one ninja run. ``dtypes``: function
+    name -> its ``--dtype`` overrides."""
     specs = load_all(project.specs)
     registry = Registry(project.generated)
-    prepared = [_prepare(project, specs, registry, source, function, out_dir, target, synthesize)
+    prepared = [_prepare(project, specs, registry, source, function, out_dir, target, synthesize,
+                         (dtypes or {}).get(function))
                 for source, function, out_dir in functions]
     entry_jobs = [p.entry_job for p in prepared if p.entry_job is not None]
     results = build([p.job for p in prepared] + entry_jobs)
@@ -87,8 +92,9 @@ def compile_many(project: Project, functions: list[tuple[Path, str, Path]], *, t
 
 
 def _prepare(project: Project, specs: dict[str, Spec], registry: Registry, source: Path, function: str,
-             out_dir: Path, target: str, synthesize: Synthesizer | None) -> _Prepared:
-    fn, _scope = trace_file(source, function)
+             out_dir: Path, target: str, synthesize: Synthesizer | None,
+             dtypes: dict[str, str] | None = None) -> _Prepared:
+    fn, _scope = trace_file(source, function, dtypes)
     resolver = OpResolver(specs, registry, target, synthesize)
     fn = propagate(fn, resolver)
     resolver.settle(function_expressions(fn))

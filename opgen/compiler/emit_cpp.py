@@ -18,7 +18,7 @@ from opgen.spec.nativetypes import NativeType
 from opgen.registry import Entry
 from opgen.spec.model import Overload, Spec, bounded_results
 from opgen.compiler import ir
-from opgen.compiler.entry_abi import c_declaration
+from opgen.compiler.entry_abi import KEY_ERROR, c_declaration
 from opgen.compiler.errors import CompileError
 from opgen.targets.catalog import target_for
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, TupleType, Type, cpp_type, list_of
@@ -215,6 +215,9 @@ class _Emitter:
                 self.out.add(f"opgen::compiled::set_item({self.names[s.name]}, {index}, {_moved(value)});")
         elif isinstance(s, ir.Return):
             self.out.add(f"return {self.value(s.value)};")
+        elif isinstance(s, ir.Raise):
+            self.out.add(f"opgen::compiled::raise(static_cast<opgen::ErrorKind>({ERROR_STATUS[s.kind]}), "
+                         f"{self.value(s.value)});")
         elif isinstance(s, ir.If):
             cond = self.value(s.cond)
             self.out.add(f"if ({cond}) {{")
@@ -377,6 +380,17 @@ class _Emitter:
         # Children first, so temporaries are numbered in the order they are computed.
         if isinstance(e, ir.Op) and e.native == "same":  # x.astype(<x's own dtype>): x itself
             return self.value(e.bound[0])
+        if isinstance(e, ir.Op) and e.native == "array_from_list":  # np.array(xs): a 1-d array of the numbers
+            d = e.type.dtype
+            t = self.temp()
+            self.out.add(f"{ctype} {t} = opgen::compiled::array_from_list({self.value(e.bound[0])}, "
+                         f"opgen_dtype{{{d.dl_code}, {d.bits}, 1}});  // {e.source}")
+            return t
+        if isinstance(e, ir.Op) and e.native == "array_to_list":  # x.tolist() of a 1-d array
+            t = self.temp()
+            self.out.add(f"{ctype} {t} = opgen::compiled::array_to_list<{_c_elem(e.type.elem)}>("
+                         f"{self.value(e.bound[0])});  // {e.source}")
+            return t
         if isinstance(e, ir.Op) and e.native == "bounded_rows":  # x[mask]: the rows the kernel kept
             return self._bounded_rows(e.bound[0], ctype)
         if isinstance(e, ir.Op) and e.native == "array_scalar":  # a.item(): the array_scalar builtin it holds
@@ -394,7 +408,12 @@ class _Emitter:
             if e.zero_dim is not None:
                 self.zero_dim_check(e, args)
             t = self.temp()
-            self.out.add(f"{ctype} {t} = {kernel}({', '.join(args)});  // {e.op} [{e.overload.name}]")
+            call = f"{kernel}({', '.join(args)})"
+            remap = library_error_remap(e)
+            if remap:  # the library's error kind where the kernel raises NumPy's (spec library_errors)
+                pairs = ", ".join(f"{{{a}, {b}}}" for a, b in remap)
+                call = f"opgen::compiled::with_error_kinds({{{pairs}}}, [&] {{ return {call}; }})"
+            self.out.add(f"{ctype} {t} = {call};  // {e.op} [{e.overload.name}]")
         elif isinstance(e, ir.Convert):
             value = self.value(e.value)
             t = self.temp()
@@ -673,7 +692,9 @@ class _Emitter:
         elif name == "checked_shape":
             call = f"opgen::compiled::checked_shape({arg}, {args[1]}, {args[2]})"
         elif name == "array_scalar":  # float(a), int(a), bool(a), a.item(): the one element, checked as NumPy
-            how = {"float": 0, "int": 0, "bool": 1, "item": 2}[e.args[1].value]
+            torch = e.args[0].flavor != "numpy"  # torch's checks and kinds (propagate.array_scalar)
+            how = ({"float": 3, "int": 3, "bool": 4, "item": 5} if torch else
+                   {"float": 0, "int": 0, "bool": 1, "item": 2})[e.args[1].value]
             call = f"opgen::compiled::array_scalar<{ctype}>({arg}, {how}, {args[1]})"
         elif name == "index_array":  # x[[0, 2]]: the list as an int64 array
             call = f"opgen::compiled::index_array({arg})"
@@ -791,6 +812,27 @@ def _adapter(k: Kernel) -> list[str]:
     return lines + ["  " + b for b in body] + ["}"]
 
 
+# The status a kernel or compiled code returns -> the Python exception (the runtime's ErrorKind codes).
+ERROR_KINDS = {1: "OverflowError", 2: "ZeroDivisionError", 3: "ValueError", 4: "RuntimeError", 5: "IndexError",
+               KEY_ERROR: "KeyError", 7: "TypeError", 8: "AssertionError", 9: "NotImplementedError"}
+ERROR_STATUS = {kind: code for code, kind in ERROR_KINDS.items()}
+_LIBRARY_OF_NAME = {"torch": "torch", "Tensor": "torch", "numpy": "numpy", "ndarray": "numpy"}
+
+
+def library_error_remap(e: ir.Op) -> list[tuple[int, int]]:
+    """(kernel's status, library's status) pairs for a call made through a library name whose spec says that
+    library raises another kind (``Tensor.argmax`` raises IndexError where the kernel raises ValueError)."""
+    name = e.called or e.op
+    library = _LIBRARY_OF_NAME.get(name.split(".", 1)[0])
+    if name.startswith("operator.") and e.flavor == "torch":  # x @ w, a + b of tensors: torch's operators
+        library = "torch"
+    remap = e.spec.library_errors.get(library, {}) if library and e.spec is not None else {}
+    if not remap and library == "torch" and name.startswith("operator."):
+        # torch reports its operators' shape errors (broadcasting, matmul's inner dims) as RuntimeError
+        remap = {"ValueError": "RuntimeError"}
+    return [(ERROR_STATUS[a], ERROR_STATUS[b]) for a, b in remap.items()]
+
+
 def usage_symbol(function: str) -> str:
     """The export a library calling pipelines adds: tokens processed by its last call on this thread."""
     return f"opgen_usage_{function}"
@@ -858,6 +900,8 @@ def _shape_rule(o: Overload, rule=None) -> str:
         return f"opgen::compiled::shape_{rule.kind}({rule.source}, {rule.indices}, {rule.axis})"
     if rule.kind == "boolean_mask":  # the bound; the kernel reports the length (first_rows trims to it)
         return f"opgen::compiled::shape_boolean_mask({rule.source}, {rule.indices})"
+    if rule.kind == "dot":
+        return f"opgen::compiled::shape_dot({rule.source}, {rule.indices})"
     if rule.kind == "count_of":
         return f"opgen::compiled::shape_count_of({rule.source})"
     if rule.kind in ("concatenate", "stack"):

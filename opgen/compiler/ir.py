@@ -424,6 +424,13 @@ class Return(Stmt):
     value: Expr
 
 
+@dataclass(eq=False)
+class Raise(Stmt):
+    """``raise ValueError(message)`` (and a failing ``assert``): the path ends with that Python exception."""
+    kind: str  # the exception class's name, one of opgen.compiler.emit_cpp.ERROR_KINDS' values
+    value: Expr  # the message, a str
+
+
 @dataclass
 class Param:
     name: str
@@ -431,6 +438,7 @@ class Param:
     flavor: str | None  # numpy | torch, for tensors
     default: Any = None
     has_default: bool = False
+    dtype_assumed: bool = False  # an array annotation without a dtype: its library's default was taken
 
 
 @dataclass
@@ -451,6 +459,10 @@ class Function:
     symbol: str = ""  # the emitted C++ name of a helper specialisation
     scope: Any = None  # the ModuleScope it was read from (helpers it calls are traced from it)
     nested: dict[str, Any] = field(default_factory=dict)  # name -> ast.FunctionDef defined inside it
+    # An array return annotation without a dtype (-> torch.Tensor): the body's first return fixes the dtype
+    # (for a tuple, per item)
+    return_dtype_open: bool | tuple[bool, ...] = False
+    dtype_overrides: dict[str, str] = field(default_factory=dict)  # opgen compile --dtype NAME=DTYPE
 
 
 def walk(e: Expr):

@@ -20,9 +20,9 @@ from opgen.build.rust import RustBuildJob, rust_job
 from opgen.errors import OpgenError
 from opgen.registry import sha256_file
 from opgen.pipelines import library as pipeline_library
-from opgen.compiler.emit_cpp import Kernel, usage_symbol
+from opgen.compiler.emit_cpp import ERROR_KINDS, Kernel, usage_symbol
 from opgen.compiler.pipeline_intrinsic import LinkedPipeline, kernel_of
-from opgen.compiler.entry_abi import KEY_ERROR, c_declaration, entry_symbol
+from opgen.compiler.entry_abi import c_declaration, entry_symbol
 from opgen.compiler.errors import CompileError
 from opgen.targets.catalog import target_for
 from opgen.compiler import ir
@@ -30,8 +30,6 @@ from opgen.compiler import ir
 RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled.hpp"
 PIPELINE_RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_compiled_pipeline.hpp"
 MANIFEST_FORMAT = "opgen-compiled/1"
-ERROR_KINDS = {1: "OverflowError", 2: "ZeroDivisionError", 3: "ValueError", 4: "RuntimeError", 5: "IndexError",
-               KEY_ERROR: "KeyError"}
 
 
 def build_job(fn: ir.Function, cpp: str, kernels: list[Kernel], pipelines: list[LinkedPipeline] = (),
@@ -150,6 +148,8 @@ def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], libra
             record["flavor"] = p.flavor
         if p.has_default:
             record["default"] = p.default
+        if p.dtype_assumed:
+            record["dtype_assumed"] = True
         params.append(record)
     returns: dict[str, Any] = {"type": str(fn.returns)}
     if fn.return_flavor:

@@ -9,6 +9,7 @@ every path returns; a list that is appended to is never shared with another name
 
 from __future__ import annotations
 
+import copy
 import sys
 from typing import Any
 
@@ -70,6 +71,17 @@ class _GuessFailed(Exception):
 _MAX_RETRIES = 64
 # Copies of an array (a new array of the same values), by the library they belong to.
 COPY_METHODS = {"copy": flavor.NUMPY, "clone": flavor.TORCH}
+# Python's unary operators on an array: the op they call, by the array's kind (NumPy's and torch's ~ of a
+# bool array is logical not; - of a bool array is their TypeError, which numpy.negative's overloads give).
+ARRAY_UNARY = {"operator.neg": {"number": "numpy.negative", "bool": "numpy.negative"},
+               "operator.invert": {"number": "operator.invert", "bool": "numpy.logical_not"}}
+KEEPDIMS_NAMES = ("keepdims", "keepdim")  # NumPy's and torch's
+# Arrays from data: the library, and whether an array passed in is copied (np.array) or itself (np.asarray)
+ARRAY_FROM_DATA = {"numpy.array": (flavor.NUMPY, True), "numpy.asarray": (flavor.NUMPY, False),
+                   "torch.tensor": (flavor.TORCH, True), "torch.as_tensor": (flavor.TORCH, False)}
+DEFAULT_ARRAY_DTYPE = {flavor.NUMPY: {"float": "float64", "int": "int64", "bool": "bool"},
+                       flavor.TORCH: {"float": "float32", "int": "int64", "bool": "bool"}}
+SAME_METHODS = {"contiguous", "detach", "cpu"}  # torch methods whose result has the receiver's values
 COPY_FUNCTIONS = {"numpy.copy": flavor.NUMPY, "torch.clone": flavor.TORCH}
 _GUESSES = (INT, FLOAT, STR, BOOL)  # element types to guess in turn for a container read before it is filled
 
@@ -144,6 +156,7 @@ class Propagator:
         self.first_line: dict[str, int] = {name: fn.line for name in self.params}
         self.comprehension: list[tuple[str, Type]] = []  # innermost last
         self.return_line = 0  # a helper's first return, which fixed its result type
+        self.return_fixed = False  # an open return dtype (-> torch.Tensor) fixed by the first return
         self.iterating: list[str] = []  # list variables being looped over, outermost first
         self.appended = _appended_names(fn.body)  # lists and dicts changed in place: never shared
         self.inplace = _inplace_names(fn.body)  # names of `x += ...`, which changes x in place if it is a list
@@ -209,16 +222,16 @@ class Propagator:
                 assigned = orelse if then_returns else then if else_returns else then & orelse
             elif isinstance(s, ir.For):
                 elem = self.iteration(s.iterable, assigned, "a for loop", rows=True)
+                libraries = dict(self.bind(s, s.target, _row_flavors(s.iterable, elem)))
                 for name, t in self.bind(s, s.target, elem):
                     self.declare(s, name, t)
                     if t.kind == "tensor":  # for row in x: each row a view of x, of x's library
-                        self.declare_flavor(s, name, s.iterable.flavor)
-                if isinstance(s.iterable, ir.Var):
-                    self.iterating.append(s.iterable.name)
+                        self.declare_flavor(s, name, libraries.get(name))
+                iterated = [v.name for v in _iterated_vars(s.iterable)]
+                self.iterating.extend(iterated)
                 # The body may run zero times: nothing it assigns is sure afterwards.
                 self.block(s.body, assigned | set(ir.target_names(s.target)))
-                if isinstance(s.iterable, ir.Var):
-                    self.iterating.pop()
+                del self.iterating[len(self.iterating) - len(iterated):]
             elif isinstance(s, ir.While):
                 s.cond = self.condition(s.cond, assigned)
                 self.block(s.body, assigned)
@@ -229,9 +242,15 @@ class Propagator:
             elif isinstance(s, ir.Return):
                 self.returned(s, assigned)
                 return assigned, True
+            elif isinstance(s, ir.Raise):
+                self.raised(s, assigned)
+                return assigned, True  # the path ends here, as a return's does
         return assigned, False
 
     def returned(self, s: ir.Return, assigned: set[str]) -> None:
+        if self.fn.return_dtype_open and not self.return_fixed:
+            self.open_return(s, assigned)
+            self.return_fixed = True
         if isinstance(s.value, ir.TupleLit):
             want = self.fn.returns
             if want is not None and not isinstance(want, TupleType):
@@ -273,6 +292,32 @@ class Propagator:
         s.value = self.coerce(s.value, t, self.fn.returns, f"{self.fn.name} returns {t}, but is annotated "
                                                            f"-> {self.fn.returns}",
                               "return the annotated type, or change the annotation")
+
+    def raised(self, s: ir.Raise, assigned: set[str]) -> None:
+        """The message of a raise: a str, or what str() makes of an int, float or bool (str(exc) is str(arg))."""
+        t = self.expr(s.value, assigned)
+        if t in (INT, FLOAT, BOOL):
+            s.value = ir.Op(s.line, "builtins.format", [s.value, ir.Const(s.line, "")], {}, "the message")
+            t = self.expr(s.value, assigned)
+        if t != STR:
+            raise self.error(s, f"raise {s.kind}(...) with a {t} message is not supported by opgen compile",
+                             "pass a str message, e.g. an f-string")
+
+    def open_return(self, s: ir.Return, assigned: set[str]) -> None:
+        """``-> torch.Tensor`` (no dtype): the array the first return gives fixes the dtype, as Python returns
+        whatever the body computes; later returns must agree (the helpers' rule, through return_line)."""
+        want, open_items = self.fn.returns, self.fn.return_dtype_open
+        if isinstance(want, TupleType):
+            if not isinstance(s.value, ir.TupleLit) or len(s.value.items) != len(want.items):
+                return  # the annotated path reports it
+            have = [self.expr(x, assigned) for x in s.value.items]
+            self.fn.returns = TupleType(tuple(
+                h if o and w.kind == "tensor" and h.kind == "tensor" else w
+                for w, h, o in zip(want.items, have, open_items)))
+        elif want.kind == "tensor":
+            have = self.expr(s.value, assigned)
+            if have.kind == "tensor":
+                self.fn.returns = have
 
     def check_unpacked_params(self) -> None:
         for p in self.fn.params:
@@ -737,8 +782,8 @@ class Propagator:
             if t.kind == "tensor" and rows:
                 return t
             if t.kind == "tensor":
-                raise self.error(e, f"{what} over a {t}'s rows inside enumerate() or zip() is not supported by "
-                                    "opgen compile (a for loop over the array itself is)",
+                raise self.error(e, f"{what} over a {t}'s rows is not supported by opgen compile (a for loop over "
+                                    "the array, or over enumerate() or zip() of it, is)",
                                  "loop over range(len(x)) and index: x[i]")
             raise self.error(e, f"{what} over a {t} is not supported", "iterate over a list, str, dict or range()")
         if e.kind == "range":
@@ -749,14 +794,14 @@ class Propagator:
                 e.args[i] = self.coerce(a, t, INT, "")
             e.elem = INT
         elif e.kind == "enumerate":
-            inner = self.iteration(e.args[0], assigned, what)
+            inner = self.iteration(e.args[0], assigned, what, rows)
             t = self.expr(e.args[1], assigned)
             if t not in (INT, BOOL):
                 raise self.error(e, f"enumerate()'s start is a {t}, not an int", "start from an int")
             e.args[1] = self.coerce(e.args[1], t, INT, "")
             e.elem = (INT, inner)
         elif e.kind == "zip":
-            e.elem = tuple(self.iteration(a, assigned, what) for a in e.args)
+            e.elem = tuple(self.iteration(a, assigned, what, rows) for a in e.args)
             for a in e.args:
                 if isinstance(a, ir.Iteration) and a.kind not in ("range",):
                     raise self.error(e, f"zip() over {a.kind}() is not supported by opgen compile",
@@ -886,6 +931,12 @@ class Propagator:
                         problem = f"{name} needs {pname} here (the native kernel takes it)"
                         break
                 if p.kind == p.kind.VAR_KEYWORD:  # ndarray.sum(..., **kwargs) passes keepdims on
+                    value = dict(value)
+                    for k in KEEPDIMS_NAMES:
+                        if k in value and k not in native and _reduces_without_keepdims(spec) \
+                                and isinstance(value[k], ir.Const) and value[k].value is True:
+                            e.keep_reduced_axis = True  # as for a keepdims parameter, below
+                            del value[k]
                     extra = {k: v for k, v in value.items() if k not in native}
                     if extra:
                         problem = (f"{name}'s keyword {next(iter(extra))}= has no counterpart in the native kernel "
@@ -894,6 +945,9 @@ class Propagator:
                 elif pname in pm.native:
                     if not (_is_none(value) and p.default is None):  # None where None is the default: omitted
                         named[pm.native[pname]] = value
+                elif pname in KEEPDIMS_NAMES and _reduces_without_keepdims(spec) and isinstance(value, ir.Const) \
+                        and value.value is True:
+                    e.keep_reduced_axis = True  # the reduction, then its axis put back as a dim of 1 (op())
                 elif not _is_default(value, p.default):
                     problem = (f"{name}'s argument {pname} has no counterpart in the native kernel "
                                f"({_spec_file(spec)} takes {', '.join(native)}); "
@@ -1006,6 +1060,13 @@ class Propagator:
                 creation.prepare(e, lambda a: self.expr(a, assigned))
             except creation.CreationError as exc:
                 raise self.error(e, str(exc), exc.hint) from None
+        if e.native == "array_from_list":  # np.array(xs), typed on an earlier pass
+            self.expr(e.bound[0], assigned)
+            return e.type
+        if e.op in ARRAY_FROM_DATA and e.native == "same":
+            return self.expr(e.bound[0], assigned)
+        if e.op in ARRAY_FROM_DATA and not e.native and e.result is None:
+            return self.array_from_data(e, assigned)
         if e.op in COPY_FUNCTIONS and len(e.args) == 1:
             t = self.expr(e.args[0], assigned)
             if t.kind == "tensor":
@@ -1029,6 +1090,9 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        if e.op in ARRAY_UNARY and len(args) == 1 and args[0].kind == "tensor" and not kwargs:
+            # -x, ~mask of an array: the ufunc NumPy's and torch's operator calls (numpy.negative is torch.neg)
+            e.op = ARRAY_UNARY[e.op]["bool" if args[0].dtype.name == "bool" else "number"]
         if e.op in ("builtins.repr", "builtins.ascii") and len(args) == 1 and args[0] in (INT, FLOAT, BOOL):
             # repr() and ascii() of an int, float or bool are its str(): format(x, '') (bool's below)
             e.op = "builtins.format"
@@ -1063,7 +1127,28 @@ class Propagator:
             value = given[p.name]
             e.bound.append(self.coerce(value, value.type, p.type, "") if widen else value)
         e.spec, e.overload, e.entry = r.spec, r.overload, r.entry
+        if getattr(e, "keep_reduced_axis", False):
+            return self.keep_reduced_axis(e, assigned)
         return _result_type(r.overload.sig.returns)
+
+    def keep_reduced_axis(self, e: ir.Op, assigned: set[str]) -> Type:
+        """``np.sum(x, axis=-1, keepdims=True)``, ``t.sum(1, keepdim=True)`` where the kernel has no keepdims: the
+        reduction, then numpy.expand_dims at the same axis, which puts the reduced axis back as a dim of 1 (a
+        negative axis counts from the end of the result, whose rank is x's, so it names the same dim)."""
+        rule = e.overload.rule
+        axis = dict(zip((p.name for p in e.overload.sig.params), e.bound)).get(rule.axis)
+        if axis is None or _is_none(axis) or getattr(e, "reduced_all", False):
+            raise self.error(e, f"{e.source}: keepdims=True with no axis (every element reduced) is not supported by "
+                                "opgen compile", "pass the axis, or reshape the 0-d result if the dims of 1 are needed")
+        if not isinstance(axis, (ir.Const, ir.Var)):
+            raise self.error(e, f"{e.source}: keepdims=True with a computed axis is not supported by opgen compile",
+                             "name the axis first: ax = ...; then pass axis=ax")
+        reduced = copy.copy(e)
+        reduced.keep_reduced_axis = False
+        e.op, e.called, e.native = "numpy.expand_dims", "", ""
+        e.args, e.kwargs, e.library_bound = [reduced, axis], {}, True
+        e.keep_reduced_axis = False
+        return self.op(e, assigned)
 
     def reduce_all(self, e: ir.Op) -> None:
         """``np.sum(x)``, ``x.mean()``, ``np.argmax(logits)``, ``np.max(x, axis=None)``: a reduction with its axis
@@ -1100,6 +1185,7 @@ class Propagator:
         flat.library_bound = True  # the native (a, shape): no library signature to bind
         e.args = []
         e.kwargs = {array: flat, axis: ir.Const(e.line, 0), **{k: v for k, v in given.items() if k != array}}
+        e.reduced_all = True
 
     def format_bool(self, e: ir.Op, args: list[Type], assigned: set[str]) -> None:
         """format(flag, spec): bool's __format__ is str(flag) ("True") for the empty spec and int's
@@ -1275,6 +1361,15 @@ class Propagator:
                                  "index first, then convert: float(a[i, j])")
             e.native, e.bound = "array_scalar", [self.array_scalar(e.receiver, receiver, "item")]
             return e.bound[0].type
+        if receiver.kind == "tensor" and not e.attribute and e.method == "tolist":
+            if e.args or e.kwargs:
+                raise self.error(e, f"{e.source}: tolist() takes no arguments (Python raises TypeError)")
+            e.native, e.bound = "array_to_list", [e.receiver]
+            return list_of(self.scalar_of(receiver))  # a 1-d array's; the runtime refuses other ranks
+        if receiver.kind == "tensor" and not e.attribute and e.method in SAME_METHODS:
+            return self.same_tensor(e, receiver)
+        if receiver.kind == "tensor" and not e.attribute and e.method == "masked_fill":
+            return self.masked_fill(e, assigned)
         if receiver.kind == "tensor" and not e.attribute and e.method in COPY_METHODS:
             return self.array_copy(e, e.receiver, receiver, COPY_METHODS[e.method], bool(e.args or e.kwargs))
         if receiver.kind == "tensor" and not e.attribute and casts.is_cast(e.method):
@@ -1319,6 +1414,49 @@ class Propagator:
             e.kwargs = {method.receiver: e.receiver, **e.kwargs}
         return self.op(e, assigned)
 
+    def same_tensor(self, e: ir.MethodCall, receiver: Type) -> Type:
+        """``t.contiguous()``, ``t.detach()``, ``t.cpu()``: the same values, where compiled code has no autograd
+        graph, no device but the CPU, and reads any strides. The result aliases the receiver (torch returns
+        the tensor itself, or one sharing its memory), so writes through it follow the aliasing rules."""
+        if e.receiver.flavor not in (flavor.TORCH, None):
+            raise self.error(e, f"{e.source}: a NumPy array has no {e.method}()", "it is a torch tensor method")
+        if e.args or e.kwargs:
+            raise self.error(e, f"{e.source}: {e.method}() with arguments is not supported by opgen compile",
+                             f"call {e.method}() with none")
+        e.op, e.native, e.bound = "", "same", [e.receiver]
+        return receiver
+
+    def masked_fill(self, e: ir.MethodCall, assigned: set[str]) -> Type:
+        """``t.masked_fill(mask, value)``: torch.where(mask, value, t) keeping t's dtype (value is a Python
+        number or a 0-d tensor, which torch casts to t's dtype). The mask must be bool, as torch requires."""
+        if e.receiver.flavor == flavor.NUMPY:
+            raise self.error(e, f"{e.source}: a NumPy array has no masked_fill()", "use np.where(mask, value, x)")
+        names = ("mask", "value")
+        if len(e.args) > 2 or set(e.kwargs) - set(names) or \
+                len(e.args) + len(e.kwargs) != 2 or set(names[:len(e.args)]) & set(e.kwargs):
+            raise self.error(e, f"{e.source}: masked_fill takes (mask, value) (Python raises TypeError)",
+                             "call t.masked_fill(mask, value)")
+        bound = dict(zip(names, e.args)) | e.kwargs
+        mask, value = bound["mask"], bound["value"]
+        mask_type = self.expr(mask, assigned)
+        if mask_type != tensor_of("bool"):
+            raise self.error(e, f"{e.source}: masked_fill's mask is a {mask_type}; torch requires a bool mask "
+                                "(it raises RuntimeError)", "compare first: t.masked_fill(mask == 0, value)")
+        t = self.expr(e.receiver, assigned)
+        v = self.expr(value, assigned)
+        if v.kind == "tensor":
+            raise self.error(e, f"{e.source}: masked_fill with a tensor value is not supported by opgen compile",
+                             "pass a Python number, e.g. float('-inf')")
+        if v not in (INT, FLOAT, BOOL):
+            raise self.error(e, f"{e.source}: masked_fill's value is a {v}, not a number (Python raises TypeError)")
+        if v == FLOAT and t.dtype.name in ("int64", "int32", "int16", "int8", "uint8", "bool"):
+            raise self.error(e, f"{e.source}: a float value into a {t}: torch truncates it; compiled code does not "
+                                "store a float into an integer tensor", "pass an int value")
+        # the value a weak Python scalar beside t, so torch.where's result has t's dtype, as masked_fill's does
+        e.op, e.called = "numpy.where", "Tensor.where"
+        e.args, e.kwargs, e.library_bound = [mask, value, e.receiver], {}, True
+        return self.op(e, assigned)
+
     def result_field(self, e: ir.MethodCall, receiver: TupleType) -> Type:
         """``torch.topk(x, k).values``: a named result of an op's tuple, read as its item."""
         if not e.attribute or not receiver.names or e.method not in receiver.names:
@@ -1328,6 +1466,50 @@ class Propagator:
         at = receiver.names.index(e.method)
         e.native, e.bound = "tuple_item", [e.receiver, ir.Const(e.line, at)]
         return receiver.items[at]
+
+    def array_from_data(self, e: ir.Op, assigned: set[str]) -> Type:
+        """``np.array(xs)``, ``np.asarray(xs, dtype=np.float32)``, ``torch.tensor(xs)``: a 1-d array of a list's
+        numbers, of the dtype the library gives Python floats, ints and bools (NumPy float64, torch float32; int64;
+        bool), then cast to ``dtype=`` where one is given, as NumPy and torch convert each number once (an int
+        list goes int64 -> the dtype). An array passed in is itself (asarray, as_tensor) or a copy (array,
+        tensor); with a dtype, its cast."""
+        library, copies = ARRAY_FROM_DATA[e.op]
+        names = ("object", "dtype") if library == flavor.NUMPY else ("data",)
+        if len(e.args) > len(names) or len(e.args) < 1 or set(e.kwargs) - {"dtype"} or \
+                (len(e.args) == 2 and "dtype" in e.kwargs):
+            raise self.error(e, f"{e.source}: a compiled {e.op}() takes the data and dtype= only", 
+                             f"write {e.op}(values) or {e.op}(values, dtype=...)")
+        data = e.args[0]
+        dtype = e.args[1] if len(e.args) == 2 else e.kwargs.get("dtype")
+        t = self.expr(data, assigned)
+        if t.kind == "tensor":
+            if data.flavor not in (library, None):
+                raise self.error(e, f"{e.source}: an array of the other library (NumPy and torch convert differently)",
+                                 "convert it outside the compiled function")
+            made, made_type = data, t
+            if copies:
+                made = ir.Op(e.line, "", [data], {}, f"{e.source}: a copy")
+                made.native, made.bound, made.fresh_copy = "same", [data], True
+                made.type, made.flavor = t, data.flavor
+        elif t.kind == "list" and t.elem in (INT, FLOAT, BOOL):
+            made_type = tensor_of(DEFAULT_ARRAY_DTYPE[library][t.elem.name])
+            made = ir.Op(e.line, "", [data], {}, f"{e.source}: the list's numbers")
+            made.native, made.bound, made.type, made.flavor = "array_from_list", [data], made_type, library
+        else:
+            raise self.error(e, f"{e.source}: an array of a {t} is not supported by opgen compile",
+                             "pass a list of int, float or bool, or an array")
+        target = None if dtype is None else casts.dtype_constant(dtype)
+        if dtype is not None and target is None:
+            raise self.error(e, f"{e.source}: the dtype must be a constant such as np.float32 or torch.float32",
+                             "write the dtype itself")
+        if target is None or target == made_type.dtype.name:
+            e.native, e.bound, e.args, e.kwargs = "same", [made], [made], {}
+            if made is not data:  # a copy, or the list's new array: not an alias of anything
+                e.fresh_copy = True
+            return made_type
+        e.op, e.result, e.called = casts.CAST_OP, target, "ndarray.astype" if library == flavor.NUMPY else "Tensor.to"
+        e.args, e.kwargs, e.library_bound = [made], {}, True
+        return self.op(e, assigned)  # a cast kernel's result: a new array
 
     def array_copy(self, e: ir.Op, x: ir.Expr, t: Type, library: str, extra: bool) -> Type:
         """``x.copy()``, ``np.copy(x)``, ``t.clone()``, ``torch.clone(t)``: a new array of x's values. Compiled
@@ -1481,12 +1663,9 @@ class Propagator:
         """``float(a)``, ``int(a)``, ``bool(a)``, ``a.item()`` of an array: its one element as the Python number of
         its dtype's kind (a float, an int, a bool), which float()/int()/bool() then convert as for any number.
         NumPy 2 converts with float() and int() only a 0-d array (else TypeError), and bool() and item() an
-        array of one element of any rank (else ValueError): the runtime checks as NumPy does (``how``).
-        torch raises RuntimeError instead, which compiled code does not raise: refused for torch tensors."""
-        if e.flavor != flavor.NUMPY:  # torch's, or an array of no known library (a torch op's tuple item)
-            raise self.error(e, f"{how}() of a torch tensor is not supported by opgen compile (torch raises "
-                                "RuntimeError for a tensor of more than one element, which compiled code does not "
-                                "raise)", "return the 0-d tensor, and convert it in the caller")
+        array of one element of any rank (else ValueError). torch converts one element of any rank with all
+        four, raising ValueError (float, int) or RuntimeError (bool, item) otherwise. The runtime checks as the
+        array's library does (the emitter picks by its flavor; an array of no known library is a torch op's)."""
         scalar = ir.Builtin(e.line, "array_scalar", [e, ir.Const(e.line, how)])
         scalar.args[1].type = STR
         scalar.type = self.scalar_of(t)
@@ -1834,6 +2013,10 @@ class Propagator:
 
     def condition(self, e: ir.Expr, assigned: set[str]) -> ir.Expr:
         """An if/while test or a comprehension's filter: a bool, or Python's truthiness of a value."""
+        if isinstance(e, ir.BoolOp) and e.type is None:
+            # `if 0 <= v < n:` of a 0-d array: in a test, `a and b` is true exactly when bool(a) and bool(b)
+            # are (the operand it gives back is a or b), so each operand is a test of its own, short-circuit kept
+            e.values = [self.condition(v, assigned) for v in e.values]  # each a bool now
         t = self.expr(e, assigned)
         if t.kind == "tensor":  # `if (x > 0).any():`: NumPy's bool() of an array of one element
             e = self.array_scalar(e, t, "bool")
@@ -1976,6 +2159,34 @@ def _spread_left_to_defaults(spec, sig, bound: dict[str, ir.Expr], pname: str) -
     takers = [o for o in spec.overloads if {p.name for p in o.sig.params} >= set(pp.spread)]
     return len(takers) < len(spec.overloads) and all(
         o.sig.param(n).has_default and o.sig.param(n).default == default for o in takers for n in pp.spread)
+
+
+def _row_flavors(e: ir.Expr, elem: Any) -> Any:
+    """The library of each array a loop's step yields, shaped as its type (``elem``): a row of x is of x's
+    library, inside enumerate() and zip() too; None where the step holds no array."""
+    if isinstance(e, ir.Iteration) and e.kind == "enumerate":
+        return (None, _row_flavors(e.args[0], elem[1]))
+    if isinstance(e, ir.Iteration) and e.kind == "zip":
+        return tuple(_row_flavors(a, t) for a, t in zip(e.args, elem))
+    if isinstance(elem, tuple):
+        return tuple(None for _ in elem)
+    return e.flavor if elem.kind == "tensor" else None
+
+
+def _iterated_vars(e: ir.Expr, inner: bool = False) -> list[ir.Var]:
+    """The names a loop iterates over, which may not change inside it: the loop's own iterable, and the
+    arrays inside enumerate() and zip() (their rows are views; `xs[i] = ...` of a list enumerated stays)."""
+    if isinstance(e, ir.Var):
+        return [e] if not inner or (e.type is not None and e.type.kind == "tensor") else []
+    if isinstance(e, ir.Iteration) and e.kind in ("enumerate", "zip"):
+        return [v for a in (e.args[:1] if e.kind == "enumerate" else e.args) for v in _iterated_vars(a, True)]
+    return []
+
+
+def _reduces_without_keepdims(spec) -> bool:
+    """Every overload a reduction along one axis whose kernel takes no keepdims (numpy.sum's)."""
+    return all(o.rule is not None and o.rule.kind == "reduce" and o.rule.keepdims is None and o.rule.axis
+               for o in spec.overloads)
 
 
 def _spec_file(spec) -> str:

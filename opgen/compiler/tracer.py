@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import ast
 import math
+import string
 from pathlib import Path
 from typing import Any
 
 from opgen.compiler import einsum, ir, pipeline_intrinsic
 from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.annotations import NONE_HINT, parse_annotation
-from opgen.compiler.types import TupleType
+from opgen.compiler.types import BOOL, FLOAT, INT, STR, TupleType
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope, read_module
 
@@ -39,6 +40,12 @@ COMPARE_OPS = {
     ast.Lt: "operator.lt", ast.LtE: "operator.le", ast.Gt: "operator.gt", ast.GtE: "operator.ge",
     ast.Eq: "operator.eq", ast.NotEq: "operator.ne",
 }
+BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}  # the dtype each builtin type names
+# Exceptions a raise statement may name: what the hosts raise for the compiled code's status (emit_cpp.ERROR_KINDS)
+RAISABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "RuntimeError", "OverflowError",
+            "ZeroDivisionError", "AssertionError", "NotImplementedError")
+NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+SCALAR_TYPES = {int: INT, float: FLOAT, bool: BOOL, str: STR}  # the type a literal default says
 UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Invert: "operator.invert"}
 # Builtins the compiler implements itself (see ir.Builtin), and those only meaningful where Python iterates.
 BUILTINS = {"len", "float", "int", "bool", "abs", "round", "min", "max", "sum", "any", "all", "sorted", "list",
@@ -76,9 +83,8 @@ ISINSTANCE_NAMES = {"int": "int", "float": "float", "bool": "bool", "str": "str"
 # Constructs outside the subset: what to call them, and what to do instead.
 UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Try: ("try/except", "errors propagate to the caller as Python exceptions; remove the try"),
-    ast.With: ("a with statement", "remove it; compiled functions cannot hold resources"),
-    ast.Raise: ("raise", "kernels raise Python's errors themselves; remove the raise"),
-    ast.Assert: ("assert", "remove it"),
+    ast.With: ("a with statement", "remove it; compiled functions cannot hold resources (with torch.no_grad() "
+                                   "and torch.inference_mode() compile: compiled code keeps no autograd graph)"),
     ast.Delete: ("del", "remove it"),
     ast.Global: ("a global statement", "read module constants without declaring them"),
     ast.Nonlocal: ("a nonlocal statement", "pass the value as a parameter and return the new one"),
@@ -118,18 +124,24 @@ def _concatenate(line: int, pieces: list[ir.Expr], source: str) -> ir.Expr:
     return out
 
 
-def trace_file(path: Path, function: str) -> tuple[ir.Function, ModuleScope]:
+def trace_file(path: Path, function: str, dtypes: dict[str, str] | None = None) -> tuple[ir.Function, ModuleScope]:
+    """``dtypes``: parameter name -> the dtype an array annotation without one stands for (``--dtype``)."""
     scope = read_module(path)
     fn = scope.functions.get(function)
     if fn is None:
         known = ", ".join(sorted(scope.functions)) or "none"
         raise CompileError(f"{path} has no module-level function {function!r}", hint=f"functions in it: {known}")
-    return Tracer(scope, fn).function(), scope
+    names = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args]}
+    unknown = sorted(set(dtypes or {}) - names)
+    if unknown:
+        raise CompileError(f"--dtype names {', '.join(unknown)}, not a parameter of {function}",
+                           where=scope.where(fn), hint=f"its parameters: {', '.join(sorted(names)) or 'none'}")
+    return Tracer(scope, fn, dtypes=dtypes).function(), scope
 
 
 def retrace(fn: ir.Function) -> ir.Function:
     """A fresh, untyped trace of a compiled (not helper) function, for typing it again."""
-    return Tracer(fn.scope, fn.scope.functions[fn.name]).function()
+    return Tracer(fn.scope, fn.scope.functions[fn.name], dtypes=fn.dtype_overrides).function()
 
 
 def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[str] = frozenset(),
@@ -142,8 +154,10 @@ def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[s
 
 class Tracer:
     def __init__(self, scope: ModuleScope, fn: ast.FunctionDef, *, helper: bool = False,
-                 enclosing: frozenset[str] = frozenset(), visible: dict[str, ast.FunctionDef] | None = None):
+                 enclosing: frozenset[str] = frozenset(), visible: dict[str, ast.FunctionDef] | None = None,
+                 dtypes: dict[str, str] | None = None):
         self.scope = scope
+        self.dtypes = dict(dtypes or {})
         self.fn = fn
         self.helper = helper
         self.enclosing = enclosing  # locals of the function this one is nested in (closures are refused)
@@ -166,9 +180,11 @@ class Tracer:
 
     def function(self) -> ir.Function:
         fn = self.fn
-        if fn.decorator_list:
-            raise self.error(fn.decorator_list[0], "a decorated function is not supported by opgen compile",
-                             "compile the undecorated function")
+        others = [d for d in fn.decorator_list if not self.no_grad_context(d)]  # @torch.no_grad() changes nothing here
+        if others:
+            raise self.error(others[0], "a decorated function is not supported by opgen compile",
+                             "compile the undecorated function (@torch.no_grad() and @torch.inference_mode() are "
+                             "accepted)")
         a = fn.args
         if a.vararg or a.kwarg or a.kwonlyargs:
             raise self.error(fn, "*args, **kwargs and keyword-only parameters are not supported by opgen compile",
@@ -183,12 +199,17 @@ class Tracer:
                                           "supported by opgen compile (no compiled value is None)", NONE_HINT)
             if self.helper:
                 param = ir.Param(arg.arg, None, None)
+            elif arg.annotation is None and isinstance(default, ast.Constant) \
+                    and type(default.value) in (int, float, bool, str):
+                # eps=1e-6 with no annotation: a literal default says the type (the type checkers' inference)
+                param = ir.Param(arg.arg, SCALAR_TYPES[type(default.value)], None)
             else:
-                ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno)
+                ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno,
+                                       dtype=self.dtypes.get(arg.arg))
                 if isinstance(ann.type, TupleType):
                     raise self.error(arg, f"parameter {arg.arg!r}: a tuple parameter is not supported by opgen compile",
                                      "pass a list (list[int]) or one parameter per item")
-                param = ir.Param(arg.arg, ann.type, ann.flavor)
+                param = ir.Param(arg.arg, ann.type, ann.flavor, dtype_assumed=ann.assumed)
             if default is not None:
                 try:
                     param.default, param.has_default = ast.literal_eval(default), True
@@ -196,20 +217,50 @@ class Tracer:
                     raise self.error(default, f"the default of {arg.arg!r} is not a literal constant",
                                      "use a literal default or none") from None
             params.append(param)
+        open_dtype = False
         if self.helper:
             returns, flavor = None, None
         else:
             ret = parse_annotation(self.scope, fn.returns, f"the return value of {fn.name}", fn.lineno)
-            returns, flavor = ret.type, ret.flavor
+            returns, flavor, open_dtype = ret.type, ret.flavor, ret.assumed
         body = fn.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # the docstring
         lines = self.scope.source.splitlines()
         return ir.Function(fn.name, params, returns, flavor, self.block(body), str(self.scope.path),
-                           fn.lineno, fn.end_lineno or fn.lineno, lines, scope=self.scope, nested=self.nested)
+                           fn.lineno, fn.end_lineno or fn.lineno, lines, scope=self.scope, nested=self.nested,
+                           return_dtype_open=not self.helper and open_dtype, dtype_overrides=dict(self.dtypes))
 
     # ------------------------------------------------------------------ statements
+
+    def no_grad_context(self, e: ast.expr) -> bool:
+        """torch.no_grad(), torch.inference_mode() (called, or as a bare decorator): nothing to compiled code."""
+        name = self.scope.dotted(e.func if isinstance(e, ast.Call) and not e.args and not e.keywords else e)
+        return name in NO_GRAD_CONTEXTS
+
+    def raise_statement(self, s: ast.Raise) -> ir.Raise:
+        """``raise ValueError("...")``, ``raise KeyError(key)``, ``raise TypeError`` (no message): the exception
+        of a builtin class with one message (any value: its str() is the message, as Python's str(exc) is)."""
+        exc = s.exc
+        if exc is None:
+            raise self.error(s, "a bare raise (re-raising) is not supported by opgen compile",
+                             "compiled code has no try/except: raise a new exception")
+        if s.cause is not None and not (isinstance(s.cause, ast.Constant) and s.cause.value is None):
+            raise self.error(s, "raise ... from an exception is not supported by opgen compile", "raise it alone")
+        call = exc if isinstance(exc, ast.Call) else None
+        name = self.builtin_name(call.func if call else exc)
+        if name not in RAISABLE:
+            raise self.error(s, f"raising {ast.unparse(call.func if call else exc)} is not supported by opgen compile",
+                             f"raise one of {', '.join(RAISABLE)}")
+        if call is not None and (call.keywords or len(call.args) > 1):
+            raise self.error(s, f"raise {name}(...) with other than one message is not supported by opgen compile",
+                             "format the message into one str: f\"...\"")
+        if call is None or not call.args:
+            message: ir.Expr = ir.Const(s.lineno, "")
+        else:
+            message = self.expr(call.args[0])
+        return ir.Raise(s.lineno, name, message)
 
     def block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -257,6 +308,16 @@ class Tracer:
                              "assign the value to a name, or remove the statement")
         if isinstance(s, ast.If):
             return [ir.If(s.lineno, self.expr(s.test), self.block(s.body), self.block(s.orelse))]
+        if isinstance(s, ast.Raise):
+            return [self.raise_statement(s)]
+        if isinstance(s, ast.Assert):
+            # assert test, message: AssertionError(message) where the test is false (message evaluated then only)
+            message = self.expr(s.msg) if s.msg is not None else ir.Const(s.lineno, "")
+            raised = ir.Raise(s.lineno, "AssertionError", message)
+            return [ir.If(s.lineno, ir.Builtin(s.lineno, "not", [self.expr(s.test)]), [raised], [])]
+        if isinstance(s, ast.With) and all(self.no_grad_context(item.context_expr) and item.optional_vars is None
+                                            for item in s.items):
+            return self.block(s.body)  # with torch.no_grad(): compiled code keeps no autograd graph
         if isinstance(s, ast.For):
             if s.orelse:
                 raise self.error(s, "for ... else is not supported by opgen compile",
@@ -394,6 +455,56 @@ class Tracer:
                   for part in e.values]
         return _concatenate(e.lineno, pieces, ast.unparse(e))
 
+    def format_method(self, e: ast.Call, template: str) -> ast.JoinedStr:
+        """``"{}: {:.2f}".format(name, score)`` of a literal template is the f-string ``f"{name}: {score:.2f}"``:
+        str.format formats each field with format(value, spec) after its conversion, as an f-string does.
+        Fields by position (``{}``, ``{0}``) or keyword (``{name}``); attribute and item lookups in a field
+        and specs with nested fields are refused, and so is what Python refuses (with its exception)."""
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            raise self.error(e, "str.format(*args) and (**kwargs) are not supported by opgen compile",
+                             "pass the values one by one")
+        keywords = {k.arg: k.value for k in e.keywords}
+        try:
+            fields = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise self.error(e, f"{ast.unparse(e.func)}: {exc} (Python raises ValueError)") from None
+        values: list[ast.expr] = []
+        auto, manual = 0, False
+        for literal, name, spec, conversion in fields:
+            if literal:
+                values.append(ast.Constant(literal))
+            if name is None:
+                continue
+            if name == "":
+                if manual:
+                    raise self.error(e, "cannot switch from manual field specification to automatic field "
+                                        "numbering (Python raises ValueError)", "number every field, or none")
+                name, auto = str(auto), auto + 1
+            elif name.isdigit():
+                if auto:
+                    raise self.error(e, "cannot switch from automatic field numbering to manual field "
+                                        "specification (Python raises ValueError)", "number every field, or none")
+                manual = True
+            if name.isdigit():
+                if int(name) >= len(e.args):
+                    raise self.error(e, f"Replacement index {name} out of range for positional args tuple (Python "
+                                        "raises IndexError)", "pass a value for every field")
+                value = e.args[int(name)]
+            elif name in keywords:
+                value = keywords[name]
+            elif name.isidentifier():
+                raise self.error(e, f"str.format has no value for the field {{{name}}} (Python raises KeyError)",
+                                 f"pass {name}=...")
+            else:
+                raise self.error(e, f"the field {{{name}}}: attribute and item lookups in str.format are not "
+                                    "supported by opgen compile", "look the value up first and pass it")
+            if spec and "{" in spec:
+                raise self.error(e, "a str.format spec with nested fields is not supported by opgen compile",
+                                 "use an f-string: f\"{x:>{width}}\"")
+            values.append(ast.FormattedValue(value, ord(conversion) if conversion else -1,
+                                             ast.JoinedStr([ast.Constant(spec)]) if spec else None))
+        return ast.copy_location(ast.JoinedStr(values), e)
+
     def replacement_field(self, e: ast.JoinedStr, part: ast.expr) -> ir.Expr:
         """One ``{value!conversion:spec}``: the conversion first (``!s`` str(), ``!r`` repr(), ``!a``
         ascii()), then format(converted, spec). A spec holding replacement fields of its own
@@ -493,6 +604,8 @@ class Tracer:
         if e.id in self.scope.aliases:
             raise self.error(e, f"the module {e.id} used as a value is not supported by opgen compile",
                              "call one of its functions")
+        if e.id in BUILTIN_DTYPES:  # np.zeros(n, dtype=float), x.astype(int): NumPy's and torch's float64, int64, bool
+            return ir.DTypeConst(e.lineno, BUILTIN_DTYPES[e.id], e.id)
         if e.id in BUILTINS or e.id in ITERATORS:
             raise self.error(e, f"the builtin {e.id} used as a value is not supported by opgen compile", "call it")
         raise self.error(e, f"name {e.id!r} is not defined", "define it, or pass it as a parameter")
@@ -586,6 +699,9 @@ class Tracer:
             # (PySequence_Fast), so the generator is exactly the list comprehension.
             g = e.args[0]
             e = ast.copy_location(ast.Call(func, [ast.copy_location(ast.ListComp(g.elt, g.generators), g)], []), e)
+        if isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant) \
+                and isinstance(func.value.value, str):
+            return self.f_string(self.format_method(e, func.value.value))
         builtin = self.builtin_name(func)
         if builtin in BUILTINS:
             return self.builtin(e, builtin)
@@ -608,6 +724,15 @@ class Tracer:
                     return ir.Builtin(e.lineno, "ndim", [self.expr(func.value)])
                 if func.attr == "size" and len(args) <= 1 and not kwargs:  # torch's x.size(d)
                     return ir.Builtin(e.lineno, "size_of" if args else "shape", [self.expr(func.value), *args])
+                if func.attr == "numel" and not args and not kwargs:  # torch's x.numel() is x.size in NumPy
+                    return ir.Builtin(e.lineno, "size", [self.expr(func.value)])
+                if func.attr in ("flatten", "ravel") and not args and not kwargs:
+                    # x.flatten(), x.ravel(), torch's t.flatten(): the elements in C order as one dim (a 0-d x
+                    # gives one element), numpy.reshape(x, [-1])
+                    flat = ir.Op(e.lineno, "numpy.reshape", [self.expr(func.value), ir.ListLit(e.lineno, [
+                        ir.Const(e.lineno, -1)])], {}, ast.unparse(e))
+                    flat.library_bound = True  # the native (a, shape)
+                    return flat
                 if func.attr in VIEW_METHODS:
                     return self.axes_view_method(e, func.attr, self.expr(func.value), args, kwargs)
                 if func.attr == "get" and 1 <= len(args) <= 2 and not kwargs:  # d.get(k), d.get(k, default)
@@ -703,6 +828,13 @@ class Tracer:
             return ir.Builtin(e.lineno, name, [self.expr(e.args[0]), ir.Const(e.lineno, self.type_names(e.args[1]))])
         if name == "dict":
             return self.dict_call(e)
+        if name in ("float", "int") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], ast.Constant) \
+                and isinstance(e.args[0].value, str):
+            # float("-inf"), float("nan"), int("3"): a constant, as Python parses the literal (its ValueError here)
+            try:
+                return self.constant(e, (float if name == "float" else int)(e.args[0].value))
+            except ValueError as exc:
+                raise self.error(e, f"{ast.unparse(e)} raises ValueError in Python: {exc}") from None
         allowed = {"sorted": {"reverse"}, "sum": {"start"}}.get(name, set())
         given = {k.arg for k in e.keywords if k.arg is not None}
         if given - allowed:

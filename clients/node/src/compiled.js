@@ -10,7 +10,8 @@
 //   tensor[dtype] -> Tensor {dtype, shape, data: TypedArray}  (Float32Array for float32, ...)
 //
 // Errors the kernels report are thrown as OpgenError whose `name` is the Python exception
-// (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError).
+// (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, TypeError, RuntimeError, and a
+// compiled raise statement's or assert's AssertionError and NotImplementedError).
 //
 // A list of N strings crosses in a constant number of koffi calls, not N: its UTF-8 is written into
 // one buffer and the (pointer, length) items into one BigInt64Array, and a list[str] result (one
@@ -45,7 +46,7 @@ const DTYPES = {
   bool: { code: 6, bits: 8, array: Uint8Array },
 };
 const SCALAR_C = { int: 'int64_t', float: 'double', bool: 'uint8_t' };
-const ERROR_NAMES = { 1: 'OverflowError', 2: 'ZeroDivisionError', 3: 'ValueError', 4: 'RuntimeError', 5: 'IndexError', 6: 'KeyError', 7: 'TypeError' };
+const ERROR_NAMES = { 1: 'OverflowError', 2: 'ZeroDivisionError', 3: 'ValueError', 4: 'RuntimeError', 5: 'IndexError', 6: 'KeyError', 7: 'TypeError', 8: 'AssertionError', 9: 'NotImplementedError' };
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -177,7 +178,7 @@ function loadCompiled(p) {
     const outs = slots.map((t) => (t.kind === 'scalar' && t.name !== 'str' ? [t.name === 'int' ? 0n : 0] : {}));
     const err = {};
     const status = fn(...cargs, ...outs, err);
-    if (status !== 0) throw new OpgenError(ERROR_NAMES[status] || 'RuntimeError', err.message || `status ${status}`);
+    if (status !== 0) throw new OpgenError(ERROR_NAMES[status] || 'RuntimeError', err.message || (status >= 6 ? '' : `status ${status}`));
     if (slots.length === 1) return unmarshal(returns, outs[0], free);
     return assemble(returns, slots.map((t, i) => unmarshal(t, outs[i], free))[Symbol.iterator]());
   };

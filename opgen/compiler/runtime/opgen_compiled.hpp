@@ -44,6 +44,23 @@ constexpr ErrorKind TypeError = static_cast<ErrorKind>(OPGEN_TYPE_ERROR);
 
 [[noreturn]] inline void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
 
+// A kernel called through another library's name (Tensor.argmax for numpy.argmax's kernel), which
+// raises its own kind where the kernel raises NumPy's (spec library_errors): the kind becomes the
+// library's, the message stays the kernel's.
+template <class F>
+auto with_error_kinds(std::initializer_list<std::pair<int, int>> remap, F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (Error& e) {
+    for (const auto& [from, to] : remap)
+      if (static_cast<int>(e.kind) == from) {
+        e.kind = static_cast<ErrorKind>(to);
+        break;
+      }
+    throw;
+  }
+}
+
 // A kernel call's status: 0, or the Python error kind with the kernel's message.
 inline void check(int32_t status, const opgen_error& err) {
   if (status != OPGEN_OK) raise(static_cast<ErrorKind>(status), err.message);
@@ -636,6 +653,22 @@ inline std::vector<int64_t> shape_expand_dims(const Array& a, int64_t axis) {
   return s;
 }
 
+// numpy.dot(a, b): a 0-d operand gives the other's shape; else a's dims but its last, then b's but its
+// second-to-last (b's only dim when 1-d). Lengths that do not align, or more than OPGEN_MAX_DIMS dims, give
+// {0}: the shim raises NumPy's ValueError for them.
+inline std::vector<int64_t> shape_dot(const Array& a, const Array& b) {
+  const std::vector<int64_t> sa = a.shape(), sb = b.shape();
+  if (sa.empty()) return sb;
+  if (sb.empty()) return sa;
+  const size_t k = sb.size() == 1 ? 0 : sb.size() - 2;  // b's contracted dim
+  if (sa.back() != sb[k]) return {0};
+  std::vector<int64_t> s(sa.begin(), sa.end() - 1);
+  for (size_t d = 0; d < sb.size(); ++d)
+    if (d != k) s.push_back(sb[d]);
+  if (s.size() > OPGEN_MAX_DIMS) return {0};
+  return s;
+}
+
 inline std::vector<int64_t> shape_squeeze(const Array& a, int64_t axis) {
   const int64_t nd = a.ndim();
   if (nd == 0 && (axis == 0 || axis == -1)) return {};  // NumPy: a 0-d array squeezes to itself
@@ -995,6 +1028,22 @@ inline Array index_array(const std::vector<int64_t>& xs) {
   return a;
 }
 
+// np.array(xs), torch.tensor(xs) of a list of Python numbers (int64_t, double, or bool as uint8_t): a
+// 1-d array of the dtype the library gives them (float64 or float32, int64, bool), each value converted once.
+template <class T>
+inline Array array_from_list(const std::vector<T>& xs, opgen_dtype dt) {
+  Array a = Array::empty(dt, {static_cast<int64_t>(xs.size())});
+  void* out = a.view().data;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (dt.code == 2 && dt.bits == 64) static_cast<double*>(out)[i] = static_cast<double>(xs[i]);
+    else if (dt.code == 2 && dt.bits == 32) static_cast<float*>(out)[i] = static_cast<float>(xs[i]);
+    else if (dt.code == 0 && dt.bits == 64) static_cast<int64_t*>(out)[i] = static_cast<int64_t>(xs[i]);
+    else if (dt.code == 6) static_cast<uint8_t*>(out)[i] = xs[i] ? 1 : 0;
+    else raise(ErrorKind::Internal, "an array of this dtype is not made from a list");
+  }
+  return a;
+}
+
 // ---------------------------------------------------------------- Python builtins
 
 // range(start, stop, step): how many values it yields (Python's ValueError for a zero step), and
@@ -1205,23 +1254,9 @@ template <class T> const std::vector<T>& unpack(const std::vector<T>& xs, size_t
   return xs;
 }
 
-// float(a), int(a), bool(a), a.item() of an array: its one element as the Python number T (double,
-// int64_t or bool; the compiler picks T from the dtype's kind). NumPy 2 checks first: float() and int()
-// (how 0) take only a 0-d array (TypeError), bool() (how 1) and item() (how 2) an array of one element
-// of any rank (ValueError, bool()'s words differing for an empty array).
+// One element of any dtype at p, as the Python number T holds (float64, int64 or bool).
 template <class T>
-inline T array_scalar(const Array& a, int how, const std::string& name) {
-  const int64_t n = a.numel();
-  if (how == 0 && a.ndim() != 0) raise(TypeError, "only 0-dimensional arrays can be converted to Python scalars");
-  if (how == 1 && n == 0)
-    raise(ErrorKind::Value, "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that "
-                            "an array is not empty.");
-  if (how == 1 && n != 1)
-    raise(ErrorKind::Value, "The truth value of an array with more than one element is ambiguous. Use a.any() "
-                            "or a.all()");
-  if (n != 1) raise(ErrorKind::Value, "can only convert an array of size 1 to a Python scalar");
-  const opgen_dtype dt = a.dtype();
-  const void* p = a.view().data;  // every index of a one-element array is 0: the element is at data
+inline T element_as(const void* p, opgen_dtype dt, const std::string& name) {
   auto load = [p](auto v) { std::memcpy(&v, p, sizeof v); return v; };
   if (dt.code == 2 && dt.bits == 64) return static_cast<T>(load(double{}));
   if (dt.code == 2 && dt.bits == 32) return static_cast<T>(load(float{}));
@@ -1234,6 +1269,51 @@ inline T array_scalar(const Array& a, int how, const std::string& name) {
   if (dt.code == 1 && dt.bits == 8) return static_cast<T>(load(uint8_t{}));
   if (dt.code == 6 && dt.bits == 8) return static_cast<T>(load(uint8_t{}) != 0);
   raise(ErrorKind::Internal, name + "() of an array of this dtype is not supported");
+}
+
+// float(a), int(a), bool(a), a.item() of an array: its one element as the Python number T (double,
+// int64_t or bool; the compiler picks T from the dtype's kind). NumPy 2 checks first: float() and int()
+// (how 0) take only a 0-d array (TypeError), bool() (how 1) and item() (how 2) an array of one element
+// of any rank (ValueError, bool()'s words differing for an empty array). torch's (how 3 float()/int(), 4
+// bool(), 5 item()) take one element of any rank, else ValueError (3) or RuntimeError (4, 5).
+template <class T>
+inline T array_scalar(const Array& a, int how, const std::string& name) {
+  const int64_t n = a.numel();
+  // torch's: float()/int() ValueError, bool() and item() RuntimeError, for other than one element of any rank
+  if (how == 3 && n != 1) raise(ErrorKind::Value, "only one element tensors can be converted to Python scalars");
+  if (how == 4 && n != 1)
+    raise(ErrorKind::Internal, n ? "Boolean value of Tensor with more than one value is ambiguous"
+                                 : "Boolean value of Tensor with no values is ambiguous");
+  if (how == 5 && n != 1)
+    raise(ErrorKind::Internal, "a Tensor with " + std::to_string(n) + " elements cannot be converted to Scalar");
+  if (how == 0 && a.ndim() != 0) raise(TypeError, "only 0-dimensional arrays can be converted to Python scalars");
+  if (how == 1 && n == 0)
+    raise(ErrorKind::Value, "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that "
+                            "an array is not empty.");
+  if (how == 1 && n != 1)
+    raise(ErrorKind::Value, "The truth value of an array with more than one element is ambiguous. Use a.any() "
+                            "or a.all()");
+  if (n != 1) raise(ErrorKind::Value, "can only convert an array of size 1 to a Python scalar");
+  // every index of a one-element array is 0: the element is at data
+  return element_as<T>(a.view().data, a.dtype(), name);
+}
+
+// x.tolist() of a 1-d array or tensor: its elements as Python numbers. A 0-d array's tolist() is a number and
+// an n-d one's nested lists, which a compiled list[T] does not hold: TypeError naming the rank.
+template <class T>
+inline std::vector<T> array_to_list(const Array& a) {
+  if (a.ndim() != 1)
+    raise(TypeError, "tolist() of a " + std::to_string(a.ndim()) + "-d array gives " +
+                         (a.ndim() ? "nested lists" : "a number") + ", which a compiled list does not hold (only a "
+                         "1-d array's tolist() compiles): reshape(-1) first, or index the row");
+  const opgen_tensor v = a.view();
+  const int64_t n = a.shape()[0], stride = a.strides()[0];
+  const size_t item = (v.dtype.bits + 7) / 8;
+  std::vector<T> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = element_as<T>(static_cast<const char*>(v.data) + i * stride * static_cast<int64_t>(item),
+                                                v.dtype, "tolist");
+  return out;
 }
 
 // len(x), x.size and torch's x.size(d) of an array.

@@ -416,7 +416,8 @@ inline PyObject* raise_status(State& st, int32_t status, const opgen_error& err)
   if (cls == nullptr && PyErr_Occurred()) return nullptr;
   if (cls == nullptr) cls = st.kernel_error;
   const size_t len = strnlen(err.message, sizeof err.message);
-  PyObject* message = len ? PyUnicode_DecodeUTF8(err.message, static_cast<Py_ssize_t>(len), "replace")
+  // statuses from 6 on are compiled code's own (a raise statement's may have an empty message, as Python's)
+  PyObject* message = len || status >= 6 ? PyUnicode_DecodeUTF8(err.message, static_cast<Py_ssize_t>(len), "replace")
                           : PyUnicode_FromFormat("%U failed with status %d", st.function, static_cast<int>(status));
   if (message == nullptr) return nullptr;
   PyErr_SetObject(cls, message);
