@@ -97,6 +97,8 @@ class CompiledFunction:
         self.library_path = manifest_path.parent / m["library"]
         self.lib = ctypes.CDLL(str(self.library_path))
         self.params = [(p["name"], ctypes_model.parse(p["type"]), p.get("flavor")) for p in m["params"]]
+        # Parameters the caller may pass None for (Optional[T]): the entry takes a presence flag first
+        self.optional = frozenset(p["name"] for p in m["params"] if p.get("optional"))
         # Array parameters whose annotation named no dtype (their library's default was compiled for)
         self.assumed_dtypes = frozenset(p["name"] for p in m["params"] if p.get("dtype_assumed"))
         self.returns = ctypes_model.parse(m["returns"]["type"])
@@ -104,7 +106,8 @@ class CompiledFunction:
         self.slots = [t for _, t in result_slots(self.returns)]  # the out-parameters, in order
         self.fn = getattr(self.lib, m["symbol"])
         self.fn.restype = ctypes.c_int32
-        self.fn.argtypes = [a for _, t, _ in self.params for a in _argtypes(t)] + \
+        self.fn.argtypes = [a for name, t, _ in self.params
+                            for a in ([ctypes.c_uint8] if name in self.optional else []) + _argtypes(t)] + \
             [_out_type(t) for t in self.slots] + [ctypes.POINTER(ErrorInfo)]
         self._free = self.lib.opgen_free
         self._free.argtypes = [ctypes.c_void_p]
@@ -130,6 +133,8 @@ class CompiledFunction:
         NumPy view), raising what the ctypes path raises for it: the native entry's way for anything
         its C side does not take directly."""
         name, t, flavor = self.params[index]
+        if value is None and name in self.optional:
+            return None
         with _dtype_hint(name in self.assumed_dtypes, name, flavor):
             return _plain(name, t, flavor, value)
 
@@ -139,6 +144,11 @@ class CompiledFunction:
         keep: list = []
         cargs: list = []
         for (name, t, flavor), value in zip(self.params, args):
+            if name in self.optional:  # the presence flag; None passes zeros beside it (entry_abi)
+                if value is None:
+                    cargs += [0, *_absent(t)]
+                    continue
+                cargs.append(1)
             with _dtype_hint(name in self.assumed_dtypes, name, flavor):
                 cargs += _marshal(name, t, flavor, value, keep)
         err = ErrorInfo()
@@ -316,6 +326,11 @@ def _argtypes(t: Type) -> list:
     if t.name == "str":
         return [ctypes.c_char_p, ctypes.c_int64]
     return [C_SCALAR[t.name]]
+
+
+def _absent(t: Type) -> list:
+    """The arguments standing for a value the caller passed None for (the entry never reads them)."""
+    return [None if a is ctypes.c_char_p or issubclass(a, ctypes._Pointer) else 0 for a in _argtypes(t)]
 
 
 def _elem(t: Type) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import math
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,9 @@ ONE_DIM_OR_MORE = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=
 
 def strategy(t: Any) -> st.SearchStrategy:
     origin, args = typing.get_origin(t), typing.get_args(t)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:  # Optional[T]: None or a T
+        (present,) = [a for a in args if a is not type(None)]
+        return st.one_of(st.none(), strategy(present))
     if t is int:
         return any_int
     if t is float:
@@ -230,6 +234,22 @@ def hidden_and_mask(draw) -> tuple:
     hidden = draw(hnp.arrays(np.float32, (b, s, d), elements=st.floats(-10, 10, width=32)))
     mask = draw(hnp.arrays(np.float32, (b, s), elements=st.sampled_from([0.0, 1.0])))
     return torch.from_numpy(hidden), torch.from_numpy(mask)
+
+
+@st.composite
+def optional_mask(draw) -> tuple:
+    """Hidden states and, or not, a 0/1 mask over their (batch, seq)."""
+    hidden, mask = draw(hidden_and_mask())
+    return hidden, draw(st.sampled_from([None, mask]))
+
+
+@st.composite
+def optional_bias_and_scale(draw) -> tuple:
+    """Attention inputs, an additive bias of the scores' shape or none, a scale or none."""
+    q, k = draw(attention_inputs())
+    bias = torch.from_numpy(draw(hnp.arrays(np.float32, (q.shape[0], q.shape[1], k.shape[1]),
+                                            elements=st.floats(-3, 3, width=32))))
+    return q, k, draw(st.sampled_from([None, bias])), draw(st.sampled_from([None, 0.25, 1.0]))
 
 
 @st.composite
@@ -394,6 +414,13 @@ CASES: dict[str, Case] = {
     "masked_softmax": Case(scores_and_keep(), rtol=2e-5, atol=2e-6),
     "mean_pool_mask": Case(hidden_and_mask(), rtol=1e-5, atol=1e-5),
     "rms_norm": Case(rows_and_weight(), rtol=1e-5, atol=1e-5),
+    # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
+    "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
+    "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),
+    "weighted_sum": Case(st.lists(finite(), max_size=5).flatmap(
+        lambda v: st.tuples(st.just(v), st.one_of(st.none(), st.lists(finite(), min_size=len(v), max_size=len(v)))))),
+    "tempered_scores": Case(st.tuples(hnp.arrays(np.float64, ARRAY_SHAPES, elements=st.floats(-10, 10)),
+                                      st.one_of(st.none(), st.floats(0.1, 10)), st.booleans())),
     "batch_loss": Case(rtol=1e-5, atol=1e-5),
     # NumPy's ufunc reductions and torch's take dim 0 or -1 of a 0-d array or tensor; the compiled reduce
     # rule raises there (as np.mean does): arrays and tensors of 1 dim or more.

@@ -89,7 +89,8 @@ def _dtype_overrides(items: list[str]) -> dict[str, str]:
 
 def _print_compiled(function: str, compiled) -> None:
     m = compiled.manifest
-    params = ", ".join(f"{p['name']}: {p['type']}" + (f" = {p['default']!r}" if "default" in p else "")
+    params = ", ".join(f"{p['name']}: {p['type']}" + (" | None" if p.get("optional") else "")
+                       + (f" = {p['default']!r}" if "default" in p else "")
                        for p in m["params"])
     plain(f"compiled {function} ({params}) -> {m['returns']['type']}")
     table = Table("op", "overload", "target", "variant", "entry hash", "provider", "entry")

@@ -43,8 +43,9 @@ HINT = ("annotate with int, float, str, bool, list[T], dict[str, T], npt.NDArray
         "(any dtype opgen knows) or Annotated[torch.Tensor, torch.float32]")
 
 
-NONE_HINT = ("compile one function for each case (with the argument and without it), or pass a neutral "
-             "value where the caller would pass None (an all-True mask, 0.0, an empty list)")
+# Where None stays refused: a result, a list's or dict's element (parameters may be Optional).
+NONE_HINT = ("give back a neutral value where Python gives None (0.0, an empty list or str), or raise; "
+             "only a parameter may be Optional")
 OPTIONAL_NAMES = {"typing.Optional"}
 UNION_NAMES = {"typing.Union"}
 
@@ -73,15 +74,22 @@ class Annotation:
     flavor: str | None = None  # "numpy" | "torch" for tensors
     # An array annotation that named no dtype: its library's default was taken (for a tuple: per item)
     assumed: bool | tuple[bool, ...] = False
+    optional: bool = False  # Optional[T], T | None: a parameter the caller may pass None for
 
 
 def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line: int,
-                     dtype: str | None = None) -> Annotation:
+                     dtype: str | None = None, optional: bool = False) -> Annotation:
     """``dtype`` (from ``opgen compile --dtype NAME=DTYPE``) replaces an array annotation's assumed dtype; an
-    annotation that names its dtype keeps it (the override would contradict the source)."""
+    annotation that names its dtype keeps it (the override would contradict the source). ``optional``: a
+    parameter's annotation, which may admit None (Optional[T], T | None, Union[T, None]); the result says so."""
     if node is None:
         raise CompileError(f"{what} has no type annotation", where=scope.where(line), hint=HINT)
+    may_be_none = optional and _may_be_none(scope, _unquoted(node))
+    if may_be_none:
+        node = _without_none(scope, _unquoted(node), what)
     ann = _parse(scope, node, what, depth=0)
+    if may_be_none:
+        ann = Annotation(ann.type, ann.flavor, ann.assumed, optional=True)
     if dtype is not None:
         if ann.type.kind != "tensor":
             raise CompileError(f"--dtype for {what}: it is annotated {ast.unparse(node)}, not an array",
@@ -90,8 +98,44 @@ def parse_annotation(scope: ModuleScope, node: ast.expr | None, what: str, line:
             raise CompileError(f"--dtype {dtype} for {what}, annotated {ast.unparse(node)}: the annotation names "
                                f"{ann.type.dtype.name}", where=scope.where(line),
                                hint="drop the --dtype, or change the annotation")
-        ann = Annotation(tensor_of(dtype), ann.flavor, assumed=False)
+        ann = Annotation(tensor_of(dtype), ann.flavor, assumed=False, optional=ann.optional)
     return ann
+
+
+def _unquoted(node: ast.expr) -> ast.expr:
+    """A string annotation's expression (``"Optional[np.ndarray]"``); others as they are."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return ast.fix_missing_locations(ast.copy_location(ast.parse(node.value, mode="eval").body, node))
+        except SyntaxError:
+            return node
+    return node
+
+
+def _without_none(scope: ModuleScope, node: ast.expr, what: str) -> ast.expr:
+    """The one type an annotation admitting None admits besides it: T of Optional[T], T | None, Union[T, None]."""
+    members: list[ast.expr] = []
+
+    def walk(n: ast.expr) -> None:
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            walk(n.left)
+            walk(n.right)
+            return
+        if isinstance(n, ast.Subscript):
+            head = _name(scope, n.value)
+            args = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            if head in OPTIONAL_NAMES or head in UNION_NAMES:
+                for a in args:
+                    walk(a)
+                return
+        if not (isinstance(n, ast.Constant) and n.value is None):
+            members.append(n)
+
+    walk(node)
+    if len(members) != 1:
+        raise CompileError(f"{what}: {ast.unparse(node)} admits {len(members)} types besides None; a compiled "
+                           "parameter has one", where=scope.where(node), hint="annotate it Optional[T] with one T")
+    return members[0]
 
 
 def _name(scope: ModuleScope, node: ast.expr) -> str | None:

@@ -18,7 +18,7 @@ from opgen.spec.nativetypes import NativeType
 from opgen.registry import Entry
 from opgen.spec.model import Overload, Spec, bounded_results
 from opgen.compiler import ir
-from opgen.compiler.entry_abi import KEY_ERROR, c_declaration
+from opgen.compiler.entry_abi import KEY_ERROR, c_declaration, entry_params
 from opgen.compiler.errors import CompileError
 from opgen.targets.catalog import target_for
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, DictType, TupleType, Type, cpp_type, list_of
@@ -93,6 +93,9 @@ class _Emitter:
         # python name -> (C++ name, type, value); shared with the helpers' emitters
         self.tables: dict[str, tuple[str, Type, object]] = {} if tables is None else tables
         self.names = {p.name: _cpp_name(p.name) for p in fn.params} | {n: _cpp_name(n) for n in fn.locals}
+        # Optional parameters: each has a presence flag beside it (false: the caller passed None), which an
+        # assignment to the name sets, so `p is None` reads the flag wherever typing could not fold it.
+        self.optional = {p.name: _present_name(self.names[p.name]) for p in fn.params if p.optional}
         self.shown_line = 0
         self.out = _Block()
 
@@ -126,7 +129,8 @@ class _Emitter:
         if helpers:
             parts.append("// ---- functions it calls, each specialised to the types it is called with ----")
             parts += helpers
-        params = ", ".join(f"{cpp_type(p.type)} {self.names[p.name]}" for p in fn.params)
+        params = ", ".join((f"bool {self.optional[p.name]}, " if p.optional else "") +
+                           f"{cpp_type(p.type)} {self.names[p.name]}" for p in fn.params)
         parts.append(f"// ---- {fn.name} ----")
         parts.append(f"static {cpp_type(fn.returns)} {_function_name(fn.name)}({params}) {{")
         parts += body
@@ -152,9 +156,8 @@ class _Emitter:
 
     def entry_point(self) -> list[str]:
         fn = self.fn
-        params = [(p.name, p.type) for p in fn.params]
-        decl = c_declaration(fn.name, params, fn.returns)
-        args = [_argument_in(p.name, p.type) for p in fn.params]
+        decl = c_declaration(fn.name, entry_params(fn), fn.returns)
+        args = [_optional_in(p.name, p.type) if p.optional else _argument_in(p.name, p.type) for p in fn.params]
         lines = ["// ---- C-ABI entry point (see opgen/compiler/entry_abi.py) ----",
                  f'extern "C" __attribute__((visibility("default"))) {decl} {{',
                  "  return opgen::compiled::guard(err, [&] {"]
@@ -187,6 +190,7 @@ class _Emitter:
         if isinstance(s, ir.Assign):
             value = self.value(s.value)
             self.out.add(f"{self.names[s.name]} = {_moved(value)};")
+            self.now_present([s.name])
         elif isinstance(s, ir.Append):
             value = self.value(s.value)
             if not s.extend:
@@ -230,6 +234,7 @@ class _Emitter:
             def bind(parts) -> None:
                 for name, value in _pairs(s.target, parts):
                     self.out.add(f"{self.names[name]} = {value};")
+                self.now_present(ir.target_names(s.target))
                 self.block(s.body)
 
             self.loop(s.iterable, bind, rebound=_assigned_in(s.body))
@@ -249,8 +254,15 @@ class _Emitter:
             self.out.add("continue;")
         elif isinstance(s, ir.Unpack):
             self.unpack(s)
+            self.now_present(ir.target_names(s.target))
         else:
             raise AssertionError(type(s).__name__)
+
+    def now_present(self, names) -> None:
+        """An Optional parameter assigned is not None from here on (a later `p is None` reads false)."""
+        for name in names:
+            if name in self.optional:
+                self.out.add(f"{self.optional[name]} = true;")
 
     def unpack(self, s: ir.Unpack) -> None:
         names = s.target
@@ -628,6 +640,8 @@ class _Emitter:
         name = e.name
         if name == "constant":
             return _literal(e.args[0].value, BOOL)
+        if name == "absent":  # `p is None` of an Optional parameter
+            return f"(!{self.optional[e.args[0].value]})"
         if name == "axes_view":  # .T, .mT, swapaxes, transpose, permute: a view of the same memory
             how = e.args[0].value
             values = [self.value(a) for a in e.args[1:]]
@@ -924,6 +938,17 @@ def _table(py: str, name: str, t: Type, value: object) -> list[str]:
         items = [f"    {_literal(v, t.elem)}," for v in value]
     return [f"// {py} ({t})", f"static const {ctype}& {name}() {{", f"  static const {ctype} table{{",
             *["  " + i for i in items], "  };", "  return table;", "}"]
+
+
+def _present_name(cpp_name: str) -> str:
+    return f"opgen_present_{cpp_name}"
+
+
+def _optional_in(name: str, t: Type) -> str:
+    """An Optional parameter's presence flag and value: a value-initialised one where the caller passed None
+    (never read: typing proved every read comes after a test or an assignment)."""
+    return (f"arg_{name}_present != 0, arg_{name}_present ? {cpp_type(t)}({_argument_in(name, t)}) : "
+            f"{cpp_type(t)}{{}}")
 
 
 def _argument_in(name: str, t: Type) -> str:

@@ -10,6 +10,8 @@ Parameters, in order, follow the kernel ABI (opgen/runtime/opgen_abi.h):
     list[T] -> const T* <p>, int64_t <p>_len                    (list[str]: const opgen_string*)
     dict[str, T] -> const opgen_string* <p>_keys, const T* <p>_values, int64_t <p>_len
     tensor[dtype] -> const opgen_tensor* <p>                    (any strides; the dtype is checked)
+    Optional[T] -> uint8_t <p>_present, then T's arguments       (0: the caller passed None; T's are then
+                                                                 zeros or NULL, never read)
 
 The result is written to ``out`` (a dict to ``out_keys`` and ``out``, a tuple's items to ``out0``,
 ``out1``, ...: see result_slots): a scalar to ``T* out``; str to ``opgen_string*`` and
@@ -33,11 +35,18 @@ def entry_symbol(function: str) -> str:
     return ENTRY_PREFIX + function
 
 
-def c_params(params: list[tuple[str, Type]], returns: Type) -> list[tuple[str, str]]:
-    """(C type, name) of every entry-point argument: parameters, out, err."""
+def entry_params(fn) -> list[tuple[str, Type, bool]]:
+    """(name, type, optional) of an ir.Function's parameters, as the entry takes them."""
+    return [(p.name, p.type, p.optional) for p in fn.params]
+
+
+def c_params(params: list[tuple[str, Type, bool]], returns: Type) -> list[tuple[str, str]]:
+    """(C type, name) of every entry-point argument: parameters (entry_params), out, err."""
     out: list[tuple[str, str]] = []
-    for name, t in params:
+    for name, t, optional in params:
         n = f"arg_{name}"
+        if optional:
+            out.append(("uint8_t", f"{n}_present"))
         if isinstance(t, DictType):
             out += [("const opgen_string*", f"{n}_keys"), (f"const {C_ELEM[t.value.name]}*", f"{n}_values"),
                     ("int64_t", f"{n}_len")]
@@ -70,6 +79,6 @@ def result_slots(returns: Type, name: str = "out") -> list[tuple[str, NativeType
     return [(name, returns)]
 
 
-def c_declaration(function: str, params: list[tuple[str, Type]], returns: Type) -> str:
+def c_declaration(function: str, params: list[tuple[str, Type, bool]], returns: Type) -> str:
     args = ", ".join(f"{t} {n}" for t, n in c_params(params, returns))
     return f"int32_t {entry_symbol(function)}({args})"

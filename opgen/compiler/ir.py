@@ -439,6 +439,10 @@ class Param:
     default: Any = None
     has_default: bool = False
     dtype_assumed: bool = False  # an array annotation without a dtype: its library's default was taken
+    # Optional[T] (or a None default): the caller may pass None. The entry takes a presence flag before the
+    # value; the body may read the value only where a test (`if p is not None:`) or an assignment proved it
+    # present, as a type checker narrows Optional.
+    optional: bool = False
 
 
 @dataclass

@@ -22,7 +22,7 @@ from opgen.registry import sha256_file
 from opgen.pipelines import library as pipeline_library
 from opgen.compiler.emit_cpp import ERROR_KINDS, Kernel, usage_symbol
 from opgen.compiler.pipeline_intrinsic import LinkedPipeline, kernel_of
-from opgen.compiler.entry_abi import c_declaration, entry_symbol
+from opgen.compiler.entry_abi import c_declaration, entry_params, entry_symbol
 from opgen.compiler.errors import CompileError
 from opgen.targets.catalog import target_for
 from opgen.compiler import ir
@@ -150,6 +150,8 @@ def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], libra
             record["default"] = p.default
         if p.dtype_assumed:
             record["dtype_assumed"] = True
+        if p.optional:  # the caller may pass None (the entry takes a presence flag first: entry_abi)
+            record["optional"] = True
         params.append(record)
     returns: dict[str, Any] = {"type": str(fn.returns)}
     if fn.return_flavor:
@@ -162,7 +164,7 @@ def manifest(fn: ir.Function, source: Path, kernels: list[dict[str, Any]], libra
         "format": MANIFEST_FORMAT,
         "function": fn.name,
         "symbol": entry_symbol(fn.name),
-        "c_declaration": c_declaration(fn.name, [(p.name, p.type) for p in fn.params], fn.returns),
+        "c_declaration": c_declaration(fn.name, entry_params(fn), fn.returns),
         "params": params,
         "returns": returns,
         "library": library,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from opgen.compiler import aliasing, casts, creation, flavor, ir, promotion
 from opgen.compiler.errors import CompileError, MissingOp
@@ -160,6 +160,9 @@ class Propagator:
         self.iterating: list[str] = []  # list variables being looped over, outermost first
         self.appended = _appended_names(fn.body)  # lists and dicts changed in place: never shared
         self.inplace = _inplace_names(fn.body)  # names of `x += ...`, which changes x in place if it is a list
+        # Optional parameters that may be None at this point of the body: reading one is refused (what a
+        # type checker says); a test (`if mask is not None:`) or an assignment takes it out, as narrowing does.
+        self.maybe_none: set[str] = {p.name for p in fn.params if p.optional}
 
     def where(self, node: ir.Expr | ir.Stmt) -> str:
         return f"{self.fn.path}:{node.line}"
@@ -206,17 +209,25 @@ class Propagator:
             if isinstance(s, ir.Assign):
                 self.assign(s, assigned)
                 assigned.add(s.name)
+                self.maybe_none.discard(s.name)
             elif isinstance(s, ir.Unpack):
                 self.unpack(s, assigned)
                 assigned |= set(ir.target_names(s.target))
+                self.maybe_none -= set(ir.target_names(s.target))
             elif isinstance(s, ir.Append):
                 self.append(s, assigned)
             elif isinstance(s, ir.SetItem):
                 self.set_item(s, assigned)
             elif isinstance(s, ir.If):
                 s.cond = self.condition(s.cond, assigned)
+                before = self.maybe_none
+                self.maybe_none = before - _present_if(s.cond, True)
                 then, then_returns = self.block(s.body, assigned)
+                after_then, self.maybe_none = self.maybe_none, before - _present_if(s.cond, False)
                 orelse, else_returns = self.block(s.orelse, assigned)
+                after_else = self.maybe_none
+                # what may be None after the if: what may be on a branch that falls through to it
+                self.maybe_none = after_else if then_returns else after_then if else_returns else after_then | after_else
                 if then_returns and else_returns:
                     return assigned, True
                 assigned = orelse if then_returns else then if else_returns else then & orelse
@@ -230,11 +241,17 @@ class Propagator:
                 iterated = [v.name for v in _iterated_vars(s.iterable)]
                 self.iterating.extend(iterated)
                 # The body may run zero times: nothing it assigns is sure afterwards.
+                before = self.maybe_none
+                self.maybe_none = before - set(ir.target_names(s.target))
                 self.block(s.body, assigned | set(ir.target_names(s.target)))
+                self.maybe_none = before
                 del self.iterating[len(self.iterating) - len(iterated):]
             elif isinstance(s, ir.While):
                 s.cond = self.condition(s.cond, assigned)
+                before = self.maybe_none
+                self.maybe_none = before - _present_if(s.cond, True)
                 self.block(s.body, assigned)
+                self.maybe_none = before  # the body may run zero times
                 if isinstance(s.cond, ir.Const) and s.cond.value is True and not _breaks(s.body):
                     return assigned, True  # `while True:` without a break only leaves by return
             elif isinstance(s, (ir.Break, ir.Continue)):
@@ -662,6 +679,12 @@ class Propagator:
             if e.name not in assigned or e.name not in self.vars:
                 raise self.error(e, f"{e.name} may be used before it is assigned (Python raises UnboundLocalError)",
                                  "assign it on every path before this line")
+            if e.name in self.maybe_none:
+                raise self.error(e, f"{e.name} may be None here (its annotation admits None), and opgen compile reads "
+                                    "an Optional parameter only where a test or an assignment proved it is not None "
+                                    "(what a type checker requires)",
+                                 f"test it first: `if {e.name} is not None:`, or give it a value when it is None: "
+                                 f"`if {e.name} is None: {e.name} = ...`")
             if e.name in self.guessed:
                 self.guess_reads.setdefault(e.name, (self.first_line.get(e.name, e.line), e.line))
             return self.vars[e.name]
@@ -681,7 +704,12 @@ class Propagator:
             return self.subscript(e, assigned)
         if isinstance(e, ir.IfExp):
             e.cond = self.condition(e.cond, assigned)
-            a, b = self.expr(e.then, assigned), self.expr(e.orelse, assigned)
+            before = self.maybe_none
+            self.maybe_none = before - _present_if(e.cond, True)
+            a = self.expr(e.then, assigned)
+            self.maybe_none = before - _present_if(e.cond, False)
+            b = self.expr(e.orelse, assigned)
+            self.maybe_none = before
             common = common_numeric(a, b)
             if common is None:
                 raise self.error(e, f"the branches of this conditional expression are {a} and {b}; "
@@ -751,7 +779,7 @@ class Propagator:
     def bool_op(self, e: ir.BoolOp, assigned: set[str]) -> Type:
         """``a and b`` is a if a is falsy, else b (``or`` the other way round): with bools, the
         logical operation; with other values, one of them, so they must share a type."""
-        types = [self.expr(v, assigned) for v in e.values]
+        types = self.operands(e, assigned, self.expr)
         if all(t == BOOL for t in types):
             return BOOL
         if len(set(types)) != 1:
@@ -760,6 +788,17 @@ class Propagator:
                                 f"{e.op} y != 0`, or make the operands one type")
         self.truthy(e, types[0])
         return types[0]
+
+    def operands(self, e: ir.BoolOp, assigned: set[str], typed: Callable) -> list:
+        """Each operand of ``a and b`` typed in turn (``typed`` returns what is kept of it), each knowing what
+        the operands before it proved: in `m is not None and m.any()`, m is not None by the second."""
+        before, out = self.maybe_none, []
+        for v in e.values:
+            out.append(typed(v, assigned))
+            self.maybe_none = self.maybe_none - _present_if(out[-1] if isinstance(out[-1], ir.Expr) else v,
+                                                            e.op == "and")
+        self.maybe_none = before
+        return out
 
     def truthy(self, e: ir.Expr, t: Type) -> None:
         if not (t.kind == "scalar" or t.kind == "list" or isinstance(t, DictType)):
@@ -1583,7 +1622,15 @@ class Propagator:
                 raise self.error(e, f"dict() of a {t} is not supported by opgen compile",
                                  "pass a dict, or pairs: dict(zip(keys, values))")
             return t
-        if name == "is_none":  # never: no compiled value is None
+        if name == "is_none" and isinstance(e.args[0], ir.Var) and e.args[0].name in self.maybe_none \
+                and not any(n == e.args[0].name for n, _ in self.comprehension):
+            # an Optional parameter not yet proved present: its presence flag, read when the call runs
+            e.name, e.args = "absent", [ir.Const(e.line, e.args[0].name)]
+            e.args[0].type = STR
+            return BOOL
+        if name == "absent":  # made above, typed again on a later pass
+            return BOOL
+        if name == "is_none":  # never: no other compiled value is None
             self.expr(e.args[0], assigned)
             e.name, e.args = "constant", [ir.Const(e.line, False)]
             e.args[0].type = BOOL
@@ -2016,7 +2063,7 @@ class Propagator:
         if isinstance(e, ir.BoolOp) and e.type is None:
             # `if 0 <= v < n:` of a 0-d array: in a test, `a and b` is true exactly when bool(a) and bool(b)
             # are (the operand it gives back is a or b), so each operand is a test of its own, short-circuit kept
-            e.values = [self.condition(v, assigned) for v in e.values]  # each a bool now
+            e.values = self.operands(e, assigned, self.condition)  # each a bool now
         t = self.expr(e, assigned)
         if t.kind == "tensor":  # `if (x > 0).any():`: NumPy's bool() of an array of one element
             e = self.array_scalar(e, t, "bool")
@@ -2124,6 +2171,17 @@ def _breaks(stmts: list[ir.Stmt]) -> bool:
         if isinstance(s, ir.If) and (_breaks(s.body) or _breaks(s.orelse)):
             return True
     return False
+
+
+def _present_if(test: ir.Expr, outcome: bool) -> set[str]:
+    """The Optional parameters a typed test proves not None when it comes out ``outcome``."""
+    if isinstance(test, ir.Builtin) and test.name == "absent":
+        return set() if outcome else {test.args[0].value}
+    if isinstance(test, ir.Builtin) and test.name == "not":
+        return _present_if(test.args[0], not outcome)
+    if isinstance(test, ir.BoolOp) and (test.op == "and") == outcome:  # every operand came out so
+        return set().union(*(_present_if(v, outcome) for v in test.values))
+    return set()
 
 
 def _is_none(e: ir.Expr) -> bool:

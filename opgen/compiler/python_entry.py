@@ -19,7 +19,7 @@ import numpy as np
 
 from opgen.build.cpp import BuildJob
 from opgen.compiler import ir
-from opgen.compiler.entry_abi import c_params, entry_symbol, result_slots
+from opgen.compiler.entry_abi import c_params, entry_params, entry_symbol, result_slots
 from opgen.compiler.types import DictType, TupleType, Type
 
 RUNTIME_HEADER = Path(__file__).parent / "runtime" / "opgen_python_entry.hpp"
@@ -47,7 +47,7 @@ def headers_missing() -> str | None:
 
 
 def build_job(fn: ir.Function) -> BuildJob:
-    source = render(fn.name, [(p.name, p.type) for p in fn.params], fn.returns)
+    source = render(fn.name, entry_params(fn), fn.returns)
     return BuildJob(name=f"python-entry-{fn.name}", sources={"python_entry.cpp": source,
                                                              RUNTIME_HEADER.name: RUNTIME_HEADER.read_text()},
                     extra_flags=[f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"],
@@ -60,7 +60,7 @@ def record(fn: ir.Function) -> dict:
             "numpy": np.__version__}
 
 
-def render(function: str, params: list[tuple[str, Type]], returns: Type) -> str:
+def render(function: str, params: list[tuple[str, Type, bool]], returns: Type) -> str:
     decl = ", ".join(t for t, _ in c_params(params, returns))
     lines = [
         f"// Native CPython entry of {function} (emitted by opgen compile: opgen/compiler/python_entry.py).",
@@ -75,10 +75,15 @@ def render(function: str, params: list[tuple[str, Type]], returns: Type) -> str:
         "PyObject* call(pe::State& st, PyObject* const* values) {",
     ]
     cargs: list[str] = []
-    for i, (name, t) in enumerate(params):
+    for i, (name, t, optional) in enumerate(params):
         arg = f"a{i}"
-        lines.append(f"  pe::{_arg_type(t)} {arg};  // {name}: {t}")
-        lines.append(f"  if (!pe::take(st, {i}, values[{i}], {arg})) return nullptr;")
+        lines.append(f"  pe::{_arg_type(t)} {arg};  // {name}: {t}{' or None' if optional else ''}")
+        if optional:  # None: the presence flag 0 and the value's zeros (entry_abi)
+            lines.append(f"  const uint8_t {arg}_present = values[{i}] != Py_None;")
+            lines.append(f"  if ({arg}_present && !pe::take(st, {i}, values[{i}], {arg})) return nullptr;")
+            cargs.append(f"{arg}_present")
+        else:
+            lines.append(f"  if (!pe::take(st, {i}, values[{i}], {arg})) return nullptr;")
         cargs += _arg_values(arg, t)
     slots = result_slots(returns)
     for k, (_, slot) in enumerate(slots):

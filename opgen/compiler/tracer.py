@@ -25,7 +25,7 @@ from typing import Any
 
 from opgen.compiler import einsum, ir, pipeline_intrinsic
 from opgen.compiler.casts import DTYPE_CONSTANTS
-from opgen.compiler.annotations import NONE_HINT, parse_annotation
+from opgen.compiler.annotations import parse_annotation
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, TupleType
 from opgen.compiler.errors import CompileError
 from opgen.compiler.scope import ModuleScope, read_module
@@ -193,10 +193,12 @@ class Tracer:
         defaults: list[Any] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
         params = []
         for arg, default in zip(positional, defaults):
-            if not self.helper and isinstance(default, ast.Constant) and default.value is None:
+            none_default = isinstance(default, ast.Constant) and default.value is None
+            if not self.helper and none_default and arg.annotation is None:
                 # (a helper's None default may stand for a library's: np.sum(x, axis=axis) with axis=None)
-                raise self.error(default, f"parameter {arg.arg!r} defaults to None, and None as a value is not "
-                                          "supported by opgen compile (no compiled value is None)", NONE_HINT)
+                raise self.error(default, f"parameter {arg.arg!r} defaults to None and has no annotation, so "
+                                          "nothing says what it is when it is not None",
+                                 f"annotate it, e.g. {arg.arg}: Optional[np.ndarray] = None")
             if self.helper:
                 param = ir.Param(arg.arg, None, None)
             elif arg.annotation is None and isinstance(default, ast.Constant) \
@@ -205,11 +207,13 @@ class Tracer:
                 param = ir.Param(arg.arg, SCALAR_TYPES[type(default.value)], None)
             else:
                 ann = parse_annotation(self.scope, arg.annotation, f"parameter {arg.arg!r}", arg.lineno,
-                                       dtype=self.dtypes.get(arg.arg))
+                                       dtype=self.dtypes.get(arg.arg), optional=True)
                 if isinstance(ann.type, TupleType):
                     raise self.error(arg, f"parameter {arg.arg!r}: a tuple parameter is not supported by opgen compile",
                                      "pass a list (list[int]) or one parameter per item")
-                param = ir.Param(arg.arg, ann.type, ann.flavor, dtype_assumed=ann.assumed)
+                # `x: np.ndarray = None` admits None as Optional[np.ndarray] does (PEP 484's implicit Optional)
+                param = ir.Param(arg.arg, ann.type, ann.flavor, dtype_assumed=ann.assumed,
+                                 optional=ann.optional or none_default)
             if default is not None:
                 try:
                     param.default, param.has_default = ast.literal_eval(default), True

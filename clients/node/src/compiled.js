@@ -159,7 +159,8 @@ function loadCompiled(p) {
   const params = manifest.params.map((q) => ({ ...q, t: parseType(q.type) }));
   const returns = parseType(manifest.returns.type);
   const slots = resultSlots(returns);
-  const argTypes = params.flatMap((q) => cParams(q.t)).concat(slots.map(outParam), [koffi.out(koffi.pointer(ErrorInfo))]);
+  // An optional parameter (Optional[T] in Python) takes a presence flag first (entry_abi.py).
+  const argTypes = params.flatMap((q) => (q.optional ? ['uint8_t'] : []).concat(cParams(q.t))).concat(slots.map(outParam), [koffi.out(koffi.pointer(ErrorInfo))]);
   const fn = lib.func(manifest.symbol, 'int32_t', argTypes);
   const free = lib.func('void opgen_free(void *p)');
 
@@ -173,6 +174,14 @@ function loadCompiled(p) {
         if (!('default' in q)) throw new TypeError(`${manifest.function}: missing argument ${q.name}`);
         value = q.default;
       }
+      if (q.optional) {
+        // null (or undefined with a None default): flag 0 and zeros the entry never reads
+        if (value === null || value === undefined) {
+          cargs.push(0, ...cParams(q.t).map((c) => (c === 'int64_t' || SCALAR_C[q.t.name] === c ? 0 : null)));
+          return;
+        }
+        cargs.push(1);
+      }
       cargs.push(...marshal(q.name, q.t, value, keep));
     });
     const outs = slots.map((t) => (t.kind === 'scalar' && t.name !== 'str' ? [t.name === 'int' ? 0n : 0] : {}));
@@ -185,7 +194,7 @@ function loadCompiled(p) {
   // Named arguments, as Python callers write them: f.named({text: [...], task: 'query'}).
   call.named = (values) => call(...params.map((q) => values[q.name]));
   call.manifest = manifest;
-  call.params = params.map((q) => ({ name: q.name, type: q.type }));
+  call.params = params.map((q) => ({ name: q.name, type: q.type, ...(q.optional ? { optional: true } : {}) }));
   call.returns = manifest.returns.type;
   Object.defineProperty(call, 'name', { value: manifest.function });
   return call;
