@@ -129,6 +129,14 @@ UNSUPPORTED = [
      "parameter 's' defaults to None and has no annotation", "s: Optional[np.ndarray] = None"),
     ("None among several types", "import typing\ndef f(x: typing.Union[int, str, None]) -> int:\n    return 1\n", 1,
      "admits 2 types besides None", "Optional[T] with one T"),
+    # torch idioms compiled from their Python definitions (opgen/compiler/lowerings): arguments none of
+    # their forms takes, and a form whose checks fail at compile time, are reported at the call
+    ("lowering without a form for the arguments", "import torch\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return x.squeeze(1, 2)\n", 2, "x.squeeze(1, 2): Tensor.squeeze is compiled from its Python definition",
+     "positionally or by its keywords"),
+    ("lowering with a str bound", "import torch\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return torch.clamp(x, 'a', 'b')\n", 2, "torch.clamp(x, 'a', 'b'): torch.clamp is compiled from its "
+     "Python definition", "positionally or by its keywords"),
     ("Optional result", "def f(x: float) -> 'float | None':\n    return None\n", 0,
      "the return value of f: float | None may be None", "only a parameter may be Optional"),
     ("Optional list element", "import typing\ndef f(xs: list[typing.Optional[int]]) -> int:\n    return 1\n", 1,

@@ -414,6 +414,12 @@ CASES: dict[str, Case] = {
     "masked_softmax": Case(scores_and_keep(), rtol=2e-5, atol=2e-6),
     "mean_pool_mask": Case(hidden_and_mask(), rtol=1e-5, atol=1e-5),
     "rms_norm": Case(rows_and_weight(), rtol=1e-5, atol=1e-5),
+    # torch idioms compiled from their Python definitions (opgen/compiler/lowerings): shapes that fit where
+    # the idiom needs them (now and then one that does not, torch's error), the rest from the annotations.
+    "mean_pooling": Case(hidden_and_mask(), rtol=1e-5, atol=1e-5),
+    "safe_log": Case(st.tuples(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.floats(0, 1, width=32)).map(
+        torch.from_numpy), st.sampled_from([1e-7, 1e-3, 0.0, float("nan"), 1e39]))),
+    "tile_rows": Case(st.tuples(float_tensors(), st.integers(-1, 4))),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

@@ -405,6 +405,8 @@ class _Emitter:
             return t
         if isinstance(e, ir.Op) and e.native == "bounded_rows":  # x[mask]: the rows the kernel kept
             return self._bounded_rows(e.bound[0], ctype)
+        if isinstance(e, ir.Op) and e.native in ("lowered", "folded"):  # its definition's call, or a constant
+            return self.value(e.bound[0])
         if isinstance(e, ir.Op) and e.native == "array_scalar":  # a.item(): the array_scalar builtin it holds
             return self.value(e.bound[0])
         if isinstance(e, ir.Op) and e.native == "tuple_item":  # torch.topk(x, k).values

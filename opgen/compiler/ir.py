@@ -42,6 +42,7 @@ class DTypeConst(Expr):
 
     dtype: str  # the opgen dtype name
     source: str
+    library: str = ""  # numpy | torch: whose dtype object it is (np.float32 == torch.float32 is False)
 
 
 @dataclass(eq=False)
@@ -293,6 +294,7 @@ class Call(Expr):
     source: str
     definition: Any = None  # the callee's ast.FunctionDef, and the names of the function it is nested in
     callee: Any = None  # the specialised ir.Function, filled by type propagation
+    scope: Any = None  # the ModuleScope the callee is read from, where not the caller's (opgen.compiler.lowerings)
 
     @property
     def children(self) -> list[Expr]:

@@ -9,11 +9,12 @@ every path returns; a list that is appended to is never shared with another name
 
 from __future__ import annotations
 
+import ast
 import copy
 import sys
 from typing import Any, Callable
 
-from opgen.compiler import aliasing, casts, creation, flavor, ir, promotion
+from opgen.compiler import aliasing, casts, creation, flavor, ir, lowerings, promotion
 from opgen.compiler.errors import CompileError, MissingOp
 from opgen.compiler.resolve import EXACT_COMPARISONS, OpResolver
 from opgen.spec.library_signature import EMPTY, NOVALUE, library_signatures, map_params
@@ -800,6 +801,58 @@ class Propagator:
         self.maybe_none = before
         return out
 
+    def dtype_comparison(self, e: ir.Op, assigned: set[str]) -> Type:
+        """``x.dtype == torch.float32``: known when the function compiles (each array has one dtype), so a
+        constant, as isinstance is; dtype objects of NumPy and torch never compare equal."""
+        sides = []
+        for a in e.args:
+            if isinstance(a, ir.DTypeConst):
+                sides.append((a.dtype, a.library or None))
+                continue
+            t = self.expr(a.receiver, assigned)
+            if t.kind != "tensor":
+                raise self.error(e, f"{a.source}: .dtype of a {t} is not supported by opgen compile",
+                                 "it is read from arrays and tensors")
+            sides.append((t.dtype.name, a.receiver.flavor))
+        (d1, l1), (d2, l2) = sides
+        same = d1 == d2 and (l1 is None or l2 is None or l1 == l2)
+        e.native, e.bound = "folded", [ir.Const(e.line, same == (e.op == "operator.eq"))]
+        return self.expr(e.bound[0], assigned)
+
+    def lowered(self, e: ir.Op, name: str, receiver: ir.Expr | None, assigned: set[str]) -> Type:
+        """A library call served by its Python definition (opgen.compiler.lowerings): compiled as a call of
+        the first candidate whose parameters bind the arguments (int/float annotations by their types)."""
+        args = [*([receiver] if receiver is not None else []), *e.args]
+        if name in lowerings.VARARGS:  # t.expand(2, -1) and t.expand((2, -1)): the sizes as one list
+            rest = args[1:]
+            if len(rest) == 1 and isinstance(rest[0], ir.TupleLit):
+                rest = rest[0].items
+            elif len(rest) == 1 and self.expr(rest[0], assigned).kind == "list":  # t.expand(other.shape)
+                rest = None
+            if rest is not None:
+                args = [args[0], ir.ListLit(e.line, list(rest))]
+        types = [self.expr(a, assigned) for a in [*args, *e.kwargs.values()]]
+        given = dict(zip(range(len(args)), types[:len(args)])) | dict(zip(e.kwargs, types[len(args):]))
+        for candidate in lowerings.candidates(name):
+            if lowerings.binds(candidate.definition, len(args), set(e.kwargs)) and \
+                    _annotations_admit(candidate.definition, given):
+                break
+        else:
+            raise self.error(e, f"{e.source}: {name} is compiled from its Python definition "
+                                f"(opgen/compiler/lowerings), none of whose forms takes these arguments "
+                                f"({', '.join(map(str, types)) or 'none'})",
+                             "pass the arguments the library documents (positionally or by its keywords)")
+        call = ir.Call(e.line, candidate.definition.name, args, dict(e.kwargs), e.source,
+                       definition=(candidate.definition, frozenset(), {}), scope=candidate.scope)
+        e.native, e.bound, e.op = "lowered", [call], e.op or name
+        try:
+            return self.expr(call, assigned)
+        except CompileError as err:
+            if type(err) is CompileError and (err.where or "").startswith(str(lowerings.HERE)):  # inside it: say where
+                raise self.error(e, f"{e.source}: {err.message} (in {name}'s definition, {err.where})",
+                                 err.hint) from None
+            raise
+
     def truthy(self, e: ir.Expr, t: Type) -> None:
         if not (t.kind == "scalar" or t.kind == "list" or isinstance(t, DictType)):
             raise self.error(e, f"the truth value of a {t} is not supported by opgen compile (NumPy and torch "
@@ -879,7 +932,8 @@ class Propagator:
                              "write it as a loop (while or for)")
         from opgen.compiler.tracer import trace_helper  # the tracer imports this module's siblings only
 
-        fn = trace_helper(self.fn.scope, definition, enclosing, visible)
+        scope = e.scope or self.fn.scope
+        fn = trace_helper(scope, definition, enclosing, visible)
         positional = [self.expr(a, assigned) for a in e.args]
         named = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
         names = [p.name for p in fn.params]
@@ -922,7 +976,7 @@ class Propagator:
             try:
                 fn = _with_inferred_containers(
                     specialised(fn), lambda hints, f: Propagator(f, self.resolver, self.helpers, hints).run(),
-                    lambda: specialised(trace_helper(self.fn.scope, definition, enclosing, visible)))
+                    lambda: specialised(trace_helper(scope, definition, enclosing, visible)))
             finally:
                 self.helpers.active.pop()
             self.helpers.done[key] = fn
@@ -1094,6 +1148,14 @@ class Propagator:
         return [value] * n  # an int: the same on every dim, as torch takes it
 
     def op(self, e: ir.Op, assigned: set[str]) -> Type:
+        if e.native in ("lowered", "folded"):  # typed on an earlier pass: its definition's call, or a constant
+            return self.expr(e.bound[0], assigned)
+        if e.op in ("operator.eq", "operator.ne") and len(e.args) == 2 and not e.kwargs and \
+                all(_dtype_value(a) for a in e.args):
+            return self.dtype_comparison(e, assigned)
+        if not e.library_bound and not e.native and lowerings.candidates(e.op) \
+                and spec_named(self.resolver.specs, e.op) is None:
+            return self.lowered(e, e.op, None, assigned)
         if not e.library_bound and creation.is_creation(e.op):  # np.zeros((n, d), dtype=...): creation.py
             try:
                 creation.prepare(e, lambda a: self.expr(a, assigned))
@@ -1425,6 +1487,9 @@ class Propagator:
                 found[f"{kind}.{e.method}"] = named
         what = "attribute" if e.attribute else "method"
         shown = e.source if e.attribute else f"{e.source.split('(')[0]}()"
+        served = [f"{k}.{e.method}" for k in kinds if lowerings.candidates(f"{k}.{e.method}")]
+        if not found and served and not e.attribute:
+            return self.lowered(e, served[0], e.receiver, assigned)
         if not found:
             names = " or ".join(f"{k}.{e.method}" for k in kinds)
             raise self.error(e, f"the {what} {shown} of a {receiver} is not supported by opgen compile: no spec "
@@ -2171,6 +2236,25 @@ def _breaks(stmts: list[ir.Stmt]) -> bool:
         if isinstance(s, ir.If) and (_breaks(s.body) or _breaks(s.orelse)):
             return True
     return False
+
+
+def _dtype_value(e: ir.Expr) -> bool:
+    """A dtype as a value: np.float32, torch.long, or an array's ``.dtype``."""
+    return isinstance(e, ir.DTypeConst) or (isinstance(e, ir.MethodCall) and e.attribute and e.method == "dtype")
+
+
+def _annotations_admit(definition, given: dict) -> bool:
+    """Whether the arguments' types fit a lowering's int/float parameter annotations (given: position or
+    keyword -> type); an int fits float, as Python's numbers do."""
+    params = [*definition.args.posonlyargs, *definition.args.args]
+    for i, p in enumerate(params):
+        t = given.get(i, given.get(p.arg))
+        want = p.annotation.id if isinstance(p.annotation, ast.Name) else None
+        if t is None or want not in ("int", "float"):
+            continue
+        if (want == "int" and t not in (INT, BOOL)) or (want == "float" and t not in (INT, BOOL, FLOAT)):
+            return False
+    return True
 
 
 def _present_if(test: ir.Expr, outcome: bool) -> set[str]:

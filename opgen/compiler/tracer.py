@@ -569,7 +569,7 @@ class Tracer:
             if dotted in MODULE_CONSTANTS and MODULE_CONSTANTS[dotted] is not None:
                 return ir.Const(e.lineno, MODULE_CONSTANTS[dotted])
             if dotted in DTYPE_CONSTANTS:  # x.astype(np.float32): read when the cast compiles
-                return ir.DTypeConst(e.lineno, DTYPE_CONSTANTS[dotted], ast.unparse(e))
+                return ir.DTypeConst(e.lineno, DTYPE_CONSTANTS[dotted], ast.unparse(e), dotted.split(".")[0])
             raise self.error(e, f"{ast.unparse(e)} used as a value is not supported by opgen compile",
                              "call it, or use a literal")
         if e.attr in ("shape", "ndim", "size"):  # of a tensor: no op, the compiler reads the array's header

@@ -1,0 +1,58 @@
+"""torch idioms of model code that are compositions of other ops (compiled from their Python definitions
+in opgen/compiler/lowerings): squeeze with and without a dim, flatten from a start dim, expand (-1 keeps
+a size), clamp with either bound or both, and a dtype test that is known when the function compiles."""
+
+import torch
+
+
+def mean_pooling(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """sentence-transformers' mean pooling: the mask expanded over the hidden size, sums over a clamped count."""
+    mask = attention_mask.unsqueeze(-1).expand(token_embeddings.size()).float()
+    return torch.sum(token_embeddings * mask, 1) / torch.clamp(mask.sum(1), min=1e-9)
+
+
+def regression_head(logits: torch.Tensor) -> torch.Tensor:
+    """A one-output head's (batch, 1) scores as a (batch,) vector: squeeze(-1), which keeps a dim that is not 1."""
+    return logits.squeeze(-1)
+
+
+def drop_unit_dims(x: torch.Tensor) -> torch.Tensor:
+    """Every dim of size 1 removed (torch.squeeze without a dim)."""
+    return torch.squeeze(x)
+
+
+def flatten_batch(x: torch.Tensor) -> torch.Tensor:
+    """A conv net's features flattened per batch item before the classifier: torch.flatten(x, 1)."""
+    return torch.flatten(x, 1)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(batch, seq, heads, head_dim) to (batch, seq, heads * head_dim): flatten(start_dim=2) as a method."""
+    return x.flatten(start_dim=2)
+
+
+def relu6(x: torch.Tensor) -> torch.Tensor:
+    """MobileNet's activation: x.clamp(0, 6), int bounds on a float tensor."""
+    return x.clamp(0, 6)
+
+
+def safe_log(p: torch.Tensor, eps: float = 1e-7) -> torch.Tensor:
+    """log of probabilities kept off 0 and 1: torch.clamp(p, eps, 1 - eps), float bounds."""
+    return torch.log(torch.clamp(p, eps, 1 - eps))
+
+
+def clip_gradient_like(x: torch.Tensor, limit: float) -> torch.Tensor:
+    """Values clipped from above only (max=), then from below with the method spelling clip(min=)."""
+    return x.clamp(max=limit).clip(min=-limit)
+
+
+def tile_rows(row: torch.Tensor, n: int) -> torch.Tensor:
+    """A (d,) vector repeated as n rows: row.unsqueeze(0).expand(n, -1)."""
+    return row.unsqueeze(0).expand(n, -1)
+
+
+def as_float32(x: torch.Tensor) -> torch.Tensor:
+    """Converted to float32 unless it already is: the dtype test folds where the function compiles."""
+    if x.dtype != torch.float32:
+        x = x.float()
+    return x * 2.0
