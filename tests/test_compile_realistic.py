@@ -237,6 +237,28 @@ def hidden_and_mask(draw) -> tuple:
 
 
 @st.composite
+def query_and_docs(draw) -> tuple:
+    """A (d,) query and (n, d) documents (now and then of another width: torch's RuntimeError)."""
+    n, d = draw(st.integers(0, 4)), draw(st.integers(0, 5))
+    e = d if draw(st.integers(0, 7)) else d + 1
+    f = lambda shape: torch.from_numpy(draw(hnp.arrays(np.float32, shape, elements=st.floats(-10, 10, width=32))))
+    return f((d,)), f((n, e))
+
+
+@st.composite
+def batch_pairs(draw) -> tuple:
+    """Two tensors of one shape of 0..3 dims, or of shapes that broadcast (a dim of 1, one fewer dim)."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    other = list(shape)
+    if other and draw(st.booleans()):
+        other[draw(st.integers(0, len(other) - 1))] = 1
+    if other and draw(st.booleans()):
+        other = other[1:]
+    f = lambda s: torch.from_numpy(draw(hnp.arrays(np.float32, s, elements=st.floats(-10, 10, width=32))))
+    return f(shape), f(tuple(other))
+
+
+@st.composite
 def optional_mask(draw) -> tuple:
     """Hidden states and, or not, a 0/1 mask over their (batch, seq)."""
     hidden, mask = draw(hidden_and_mask())
@@ -418,8 +440,10 @@ CASES: dict[str, Case] = {
     # the idiom needs them (now and then one that does not, torch's error), the rest from the annotations.
     "mean_pooling": Case(hidden_and_mask(), rtol=1e-5, atol=1e-5),
     "safe_log": Case(st.tuples(hnp.arrays(np.float32, ARRAY_SHAPES, elements=st.floats(0, 1, width=32)).map(
-        torch.from_numpy), st.sampled_from([1e-7, 1e-3, 0.0, float("nan"), 1e39]))),
+        torch.from_numpy), st.sampled_from([1e-7, 1e-3, 0.0, float("nan"), 1e39])), rtol=2e-6, atol=1e-7),  # log
     "tile_rows": Case(st.tuples(float_tensors(), st.integers(-1, 4))),
+    "retrieval_scores": Case(query_and_docs(), rtol=1e-5, atol=1e-6),
+    "pair_similarity": Case(batch_pairs(), rtol=1e-5, atol=1e-6),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

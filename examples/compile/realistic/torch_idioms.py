@@ -1,8 +1,10 @@
 """torch idioms of model code that are compositions of other ops (compiled from their Python definitions
 in opgen/compiler/lowerings): squeeze with and without a dim, flatten from a start dim, expand (-1 keeps
-a size), clamp with either bound or both, and a dtype test that is known when the function compiles."""
+a size), clamp with either bound or both, F.cosine_similarity, and a dtype test that is known when the
+function compiles."""
 
 import torch
+import torch.nn.functional as F
 
 
 def mean_pooling(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -56,3 +58,13 @@ def as_float32(x: torch.Tensor) -> torch.Tensor:
     if x.dtype != torch.float32:
         x = x.float()
     return x * 2.0
+
+
+def retrieval_scores(query: torch.Tensor, docs: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity of one query embedding against every document row (broadcast over the rows)."""
+    return F.cosine_similarity(query.unsqueeze(0), docs, dim=-1)
+
+
+def pair_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise similarity of two batches with torch's defaults (dim=1, eps=1e-8)."""
+    return F.cosine_similarity(a, b)

@@ -26,12 +26,14 @@ from opgen.compiler.scope import ModuleScope, read_module
 HERE = Path(__file__).parent
 
 LOWERINGS: dict[str, tuple[str, ...]] = {
-    **{name: ("torch_shapes:squeeze_dim", "torch_shapes:squeeze_all") for name in ("torch.squeeze", "Tensor.squeeze")},
-    **{name: ("torch_shapes:flatten",) for name in ("torch.flatten", "Tensor.flatten")},
-    "Tensor.expand": ("torch_shapes:expand",),
-    **{name: ("torch_values:clamp_int", "torch_values:clamp_min_int", "torch_values:clamp_max_int",
-              "torch_values:clamp", "torch_values:clamp_min", "torch_values:clamp_max")
+    **{name: ("torch_compositions:squeeze_dim", "torch_compositions:squeeze_all") for name in ("torch.squeeze", "Tensor.squeeze")},
+    **{name: ("torch_compositions:flatten",) for name in ("torch.flatten", "Tensor.flatten")},
+    "Tensor.expand": ("torch_compositions:expand",),
+    **{name: ("torch_compositions:clamp_int", "torch_compositions:clamp_min_int", "torch_compositions:clamp_max_int",
+              "torch_compositions:clamp", "torch_compositions:clamp_min", "torch_compositions:clamp_max")
        for name in ("torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip")},
+    **{name: ("torch_compositions:cosine_similarity",)
+       for name in ("torch.nn.functional.cosine_similarity", "torch.cosine_similarity")},
 }
 VARARGS = {"Tensor.expand"}
 
