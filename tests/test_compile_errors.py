@@ -137,6 +137,10 @@ UNSUPPORTED = [
     ("lowering with a str bound", "import torch\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
      "    return torch.clamp(x, 'a', 'b')\n", 2, "torch.clamp(x, 'a', 'b'): torch.clamp is compiled from its "
      "Python definition", "positionally or by its keywords"),
+    ("finfo of an integer dtype", "def f(x: float) -> float:\n    return x + np.finfo(np.int64).eps\n", 1,
+     "numpy.finfo() of int64 raises in Python", "use iinfo for int64"),
+    ("finfo of a run-time value", "def f(x: float) -> float:\n    return np.finfo(x).eps\n", 1,
+     "numpy.finfo() takes a dtype known when the function compiles", "pass the dtype itself"),
     ("Optional result", "def f(x: float) -> 'float | None':\n    return None\n", 0,
      "the return value of f: float | None may be None", "only a parameter may be Optional"),
     ("Optional list element", "import typing\ndef f(xs: list[typing.Optional[int]]) -> int:\n    return 1\n", 1,

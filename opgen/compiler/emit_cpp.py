@@ -642,6 +642,8 @@ class _Emitter:
         name = e.name
         if name == "constant":
             return _literal(e.args[0].value, BOOL)
+        if name == "folded":  # a constant made when the function compiled (torch.finfo(x.dtype).min)
+            return self.value(e.args[0])
         if name == "absent":  # `p is None` of an Optional parameter
             return f"(!{self.optional[e.args[0].value]})"
         if name == "axes_view":  # .T, .mT, swapaxes, transpose, permute: a view of the same memory

@@ -801,6 +801,47 @@ class Propagator:
         self.maybe_none = before
         return out
 
+    def static_dtype(self, e: ir.Expr, assigned: set[str], what: str) -> str:
+        """The dtype a dtype-valued expression names when the function compiles: np.float32, torch.long, or
+        an array's ``.dtype``."""
+        if isinstance(e, ir.DTypeConst):
+            return e.dtype
+        if isinstance(e, ir.MethodCall) and e.attribute and e.method == "dtype":
+            t = self.expr(e.receiver, assigned)
+            if t.kind == "tensor":
+                return t.dtype.name
+        raise self.error(e, f"{what} takes a dtype known when the function compiles (np.float32, torch.float16, "
+                            "x.dtype)", "pass the dtype itself")
+
+    def type_info(self, e: ir.Builtin, assigned: set[str]) -> Type:
+        """``torch.finfo(x.dtype).min``, ``np.iinfo(np.int32).max``: constants of a dtype known when the function
+        compiles. torch's are Python numbers; NumPy's are scalars of that dtype (np.finfo(np.float32).eps is a
+        np.float32, which NumPy 2 treats as a 0-d array of its dtype, so 1.0 - eps is float32)."""
+        arg, attr, function = e.args[0], e.args[1].value, e.args[2].value
+        dtype = self.static_dtype(arg, assigned, f"{function}()")
+        floating = function.endswith("finfo")
+        if floating != (dtype in ("float16", "bfloat16", "float32", "float64")):
+            raise self.error(e, f"{function}() of {dtype} raises in Python ({'finfo takes float' if floating else 'iinfo takes integer'} dtypes)",
+                             f"use {'iinfo' if floating else 'finfo'} for {dtype}")
+        import ml_dtypes  # NumPy's finfo knows no bfloat16; ml_dtypes' agrees with torch's
+
+        info = (ml_dtypes.finfo if floating else ml_dtypes.iinfo)(dtype)
+        known = ("eps", "max", "min", "tiny", "smallest_normal", "resolution", "bits") if floating else \
+            ("min", "max", "bits")
+        if attr not in known:
+            raise self.error(e, f"{function}(...).{attr} is not supported by opgen compile", f"read one of {', '.join(known)}")
+        value = getattr(info, attr)
+        value = int(value) if attr == "bits" or not floating else float(value)
+        c = ir.Const(e.line, value)
+        if function.startswith("numpy.") and attr != "bits":
+            c.type = python_type(value)
+            w = ir.WeakScalar(e.line, c, dtype)
+            w.type, w.flavor = tensor_of(dtype), flavor.NUMPY
+            e.name, e.args = "folded", [w]
+            return w.type
+        e.name, e.args = "folded", [c]
+        return self.expr(c, assigned)
+
     def dtype_comparison(self, e: ir.Op, assigned: set[str]) -> Type:
         """``x.dtype == torch.float32``: known when the function compiles (each array has one dtype), so a
         constant, as isinstance is; dtype objects of NumPy and torch never compare equal."""
@@ -1695,6 +1736,10 @@ class Propagator:
             return BOOL
         if name == "absent":  # made above, typed again on a later pass
             return BOOL
+        if name == "type_info":
+            return self.type_info(e, assigned)
+        if name == "folded":  # a constant made when the function compiled (type_info), typed again
+            return self.expr(e.args[0], assigned)
         if name == "is_none":  # never: no other compiled value is None
             self.expr(e.args[0], assigned)
             e.name, e.args = "constant", [ir.Const(e.line, False)]

@@ -152,6 +152,9 @@ def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[s
     return Tracer(scope, fn, helper=True, enclosing=enclosing, visible=visible).function()
 
 
+# finfo/iinfo: their attributes of a dtype known when the function compiles are constants (propagate.type_info)
+TYPE_INFO = {"numpy.finfo", "numpy.iinfo", "torch.finfo", "torch.iinfo"}
+
 class Tracer:
     def __init__(self, scope: ModuleScope, fn: ast.FunctionDef, *, helper: bool = False,
                  enclosing: frozenset[str] = frozenset(), visible: dict[str, ast.FunctionDef] | None = None,
@@ -564,6 +567,11 @@ class Tracer:
         return ir.Op(e.lineno, op, [self.expr(left), self.expr(right)], {}, ast.unparse(e))
 
     def attribute(self, e: ast.Attribute) -> ir.Expr:
+        if isinstance(e.value, ast.Call) and self.scope.dotted(e.value.func) in TYPE_INFO \
+                and len(e.value.args) == 1 and not e.value.keywords:
+            # torch.finfo(x.dtype).min, np.iinfo(np.int64).max: known when the function compiles
+            return ir.Builtin(e.lineno, "type_info", [self.expr(e.value.args[0]), ir.Const(e.lineno, e.attr),
+                                                      ir.Const(e.lineno, self.scope.dotted(e.value.func))])
         dotted = self.scope.dotted(e)
         if dotted is not None:
             if dotted in MODULE_CONSTANTS and MODULE_CONSTANTS[dotted] is not None:

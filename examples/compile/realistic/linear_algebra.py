@@ -26,3 +26,8 @@ def rms_distance(a: np.ndarray, b: np.ndarray) -> float:
         return 0.0
     d = a - b
     return math.sqrt(float(np.dot(d, d)) / a.size)
+
+
+def stable_normalize(v: np.ndarray) -> np.ndarray:
+    """An array over its norm plus machine epsilon (np.finfo(v.dtype).eps): a zero array stays zero."""
+    return v / (np.linalg.norm(v) + np.finfo(v.dtype).eps)

@@ -68,3 +68,9 @@ def retrieval_scores(query: torch.Tensor, docs: torch.Tensor) -> torch.Tensor:
 def pair_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Row-wise similarity of two batches with torch's defaults (dim=1, eps=1e-8)."""
     return F.cosine_similarity(a, b)
+
+
+def extended_attention_mask(mask: torch.Tensor) -> torch.Tensor:
+    """BERT's additive mask: (batch, seq) to (batch, 1, 1, seq), 0 where kept, the dtype's minimum where not."""
+    extended = mask[:, None, None, :]
+    return (1.0 - extended) * torch.finfo(extended.dtype).min
