@@ -82,8 +82,15 @@ UNSUPPORTED = [
     ("global", "def f(x: int) -> int:\n    global TABLE\n    return x\n", 1, "a global statement", "module constants"),
     ("print", "def f(x: int) -> int:\n    print(x)\n    return x\n", 1, "an expression statement", "assign"),
     ("builtin", "def f(xs: list[int]) -> int:\n    return hash(xs)\n", 1, "the builtin hash() is not supported", "len()"),
-    ("sorted key", "def f(xs: list[int]) -> list[int]:\n    return sorted(xs, key=helper)\n", 1,
-     "sorted() with key= is not supported", "sorted indices"),
+    # key= is a lambda, a function's name, str.<method>, or d.get over d itself; its keys compare as scalars
+    ("sorted key of another dict's get", "def f(xs: list[str], d: dict[str, int]) -> list[str]:\n"
+     "    return sorted(xs, key=d.get)\n", 1, "key=d.get is not supported", "key=lambda x: ..."),
+    ("sorted key of two parameters", "def f(xs: list[int]) -> list[int]:\n"
+     "    return sorted(xs, key=lambda a, b: a)\n", 1, "a key lambda takes exactly one parameter", "key=lambda x:"),
+    ("max key of two arguments", "def f(a: int, b: int) -> int:\n    return max(a, b, key=abs)\n", 1,
+     "max() with key= is supported over one iterable here", "max([a, b], key=...)"),
+    ("sorted key giving lists", "def f(xs: list[str]) -> list[str]:\n    return sorted(xs, key=lambda s: s.split())\n",
+     1, "a list of list[str] is not supported", "numpy functions on arrays"),
     ("mixed min", "def f(a: int, b: float) -> float:\n    return min(a, b)\n", 1,
      "min() of int, float: Python returns one of its arguments unchanged", "float(n)"),
     ("recursion", "def f(x: int) -> int:\n    return down(x)\n\n\ndef down(n):\n    return 0 if n <= 0 else down(n - 1)\n",

@@ -444,6 +444,13 @@ CASES: dict[str, Case] = {
     "tile_rows": Case(st.tuples(float_tensors(), st.integers(-1, 4))),
     "retrieval_scores": Case(query_and_docs(), rtol=1e-5, atol=1e-6),
     "pair_similarity": Case(batch_pairs(), rtol=1e-5, atol=1e-6),
+    # key= orderings: scores with ties (nan keys are refused by sorted(), as its nan is; min/max take them)
+    "top_k_indices": Case(st.tuples(st.lists(st.sampled_from([0.0, 1.0, 2.5, -1.0, 0.5]), max_size=7),
+                                    st.integers(-2, 5))),
+    "most_frequent": Case(st.tuples(st.lists(st.sampled_from(["a", "b", "é", "日"]), max_size=6))),
+    "vocabulary_by_frequency": Case(st.tuples(st.dictionaries(st.sampled_from(["a", "b", "c", "d", "é"]),
+                                                              st.integers(0, 3), max_size=5), st.integers(-1, 4))),
+    "longest_word": Case(st.tuples(prose)),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

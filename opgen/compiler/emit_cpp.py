@@ -682,9 +682,12 @@ class _Emitter:
                 call = f"opgen::compiled::sum_{kind}({seq}, {start})"
             elif name == "sorted":
                 reverse = self.value(e.kwargs["reverse"]) if "reverse" in e.kwargs else "false"
-                call = f"opgen::compiled::sorted({seq}, {reverse})"
+                call = (f"opgen::compiled::sorted_by({seq}, {self.value(e.kwargs['key'])}, {reverse})"
+                        if "key" in e.kwargs else f"opgen::compiled::sorted({seq}, {reverse})")
             elif name == "list":
                 call = seq
+            elif "key" in e.kwargs:  # min/max(xs, key=f)
+                call = f"opgen::compiled::py_{name}_by({seq}, {self.value(e.kwargs['key'])})"
             else:
                 call = f"opgen::compiled::py_{name}({seq})"
             self.out.add(f"{ctype} {t} = {call};  // {name}()")

@@ -1905,6 +1905,15 @@ class Propagator:
         if name in ("any", "all"):
             self.truthy(e, elem)
             return BOOL
+        if "key" in e.kwargs:  # sorted/min/max(xs, key=f): the items ordered by their keys' comparisons
+            keys = self.expr(e.kwargs["key"], assigned)
+            if keys.kind != "list" or keys.elem.kind != "scalar":
+                raise self.error(e, f"{name}() with a key giving {keys.elem if keys.kind == 'list' else keys} values "
+                                    "is not supported by opgen compile (keys compare as int, float, bool or str)",
+                                 "give a key of one of those types")
+            if elem.kind != "scalar":
+                raise self.error(e, f"{name}() of {elem} values is not supported",
+                                 "sort the indices instead: sorted(range(len(xs)), key=lambda i: ...)")
         if name in ("min", "max"):
             if elem.kind != "scalar":
                 raise self.error(e, f"{name}() of {elem} values is not supported")

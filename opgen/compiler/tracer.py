@@ -847,16 +847,50 @@ class Tracer:
                 return self.constant(e, (float if name == "float" else int)(e.args[0].value))
             except ValueError as exc:
                 raise self.error(e, f"{ast.unparse(e)} raises ValueError in Python: {exc}") from None
-        allowed = {"sorted": {"reverse"}, "sum": {"start"}}.get(name, set())
+        allowed = {"sorted": {"reverse", "key"}, "min": {"key"}, "max": {"key"}, "sum": {"start"}}.get(name, set())
         given = {k.arg for k in e.keywords if k.arg is not None}
         if given - allowed:
-            bad = sorted(given - allowed)[0]
-            hint = "sort by key with a comprehension over sorted indices" if bad == "key" else "pass it positionally"
-            raise self.error(e, f"{name}() with {bad}= is not supported by opgen compile", hint)
+            raise self.error(e, f"{name}() with {sorted(given - allowed)[0]}= is not supported by opgen compile",
+                             "pass it positionally")
+        key = next((k.value for k in e.keywords if k.arg == "key"), None)
+        if key is not None and len(e.args) != 1:
+            raise self.error(e, f"{name}() with key= is supported over one iterable here",
+                             f"pass one list: {name}([a, b], key=...)")
         # min(a, b) compares its arguments; min(xs) iterates its one argument.
         iterates = name in CONSUMERS and (name not in ("min", "max") or len(e.args) == 1)
+        if key is not None:
+            e = ast.copy_location(ast.Call(e.func, e.args, [k for k in e.keywords if k.arg != "key"]), e)
         args, kwargs = self.call_args(e, iterable_first=iterates)
+        if key is not None and not (isinstance(key, ast.Constant) and key.value is None):
+            # sorted(xs, key=f): the keys are the comprehension [f(x) for x in xs], read where the call is (a
+            # lambda sees the enclosing function's names, as Python's closure does)
+            kwargs["key"] = self.key_comprehension(e, key, e.args[0])
         return ir.Builtin(e.lineno, name, args, kwargs)
+
+    def key_comprehension(self, call: ast.Call, key: ast.expr, iterable: ast.expr) -> ir.Expr:
+        """``key=lambda x: body``, ``key=len``, ``key=str.lower``, ``key=d.get`` (over d itself) as the
+        comprehension of each item's key."""
+        item = "_key_item"
+        if isinstance(key, ast.Lambda):
+            a = key.args
+            if len(a.args) != 1 or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults:
+                raise self.error(key, "a key lambda takes exactly one parameter", "write key=lambda x: ...")
+            item, body = a.args[0].arg, key.body
+        elif isinstance(key, ast.Name):  # key=len, key=abs, key=a function of the module
+            body = ast.Call(key, [ast.Name(item, ast.Load())], [])
+        elif isinstance(key, ast.Attribute) and isinstance(key.value, ast.Name) and key.value.id in ("str", "int",
+                                                                                                       "float"):
+            body = ast.Call(ast.Attribute(ast.Name(item, ast.Load()), key.attr, ast.Load()), [], [])  # str.lower
+        elif isinstance(key, ast.Attribute) and key.attr == "get" and ast.dump(key.value) == ast.dump(iterable):
+            body = ast.Subscript(key.value, ast.Name(item, ast.Load()), ast.Load())  # sorted(d, key=d.get)
+        else:
+            raise self.error(key, f"key={ast.unparse(key)} is not supported by opgen compile",
+                             "write it as a lambda: key=lambda x: ...")
+        comp = ast.ListComp(body, [ast.comprehension(ast.Name(item, ast.Store()), iterable, [], 0)])
+        for node in ast.walk(comp):
+            if not hasattr(node, "lineno") or node.lineno is None:
+                ast.copy_location(node, key)
+        return self.expr(comp)
 
     def dict_call(self, e: ast.Call) -> ir.Expr:
         """``dict()``, ``dict(a=1)``, ``dict(d)`` (a copy) and ``dict(pairs)`` (``dict(zip(keys, values))``,

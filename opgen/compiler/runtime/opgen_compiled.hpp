@@ -1245,6 +1245,40 @@ template <class T> std::vector<T> sorted(std::vector<T> xs, bool reverse) {
   return xs;
 }
 
+// sorted(xs, key=f, reverse=...) with keys[i] = f(xs[i]): the items in the stable order of their keys (reverse
+// keeps equal keys' items in their order, as Python's does). nan keys are refused, as sorted()'s nan is.
+template <class T, class K>
+std::vector<T> sorted_by(const std::vector<T>& xs, const std::vector<K>& keys, bool reverse) {
+  if constexpr (std::is_floating_point_v<K>) {
+    for (const auto& k : keys)
+      if (std::isnan(k)) raise(ErrorKind::Value, "opgen compile: sorted() by float keys that include nan is not supported");
+  }
+  std::vector<size_t> order(xs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (reverse) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[b] < keys[a]; });
+  else std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  std::vector<T> out;
+  out.reserve(xs.size());
+  for (size_t i : order) out.push_back(xs[i]);
+  return out;
+}
+// min/max(xs, key=f): the first item whose key no later key is below (min) or above (max): Python's own
+// comparisons in its order (a later key replaces the best only when strictly smaller/larger), nan included.
+template <class T, class K> T py_min_by(const std::vector<T>& xs, const std::vector<K>& keys) {
+  if (xs.empty()) raise(ErrorKind::Value, "min() arg is an empty sequence");
+  size_t best = 0;
+  for (size_t i = 1; i < xs.size(); ++i)
+    if (keys[i] < keys[best]) best = i;
+  return xs[best];
+}
+template <class T, class K> T py_max_by(const std::vector<T>& xs, const std::vector<K>& keys) {
+  if (xs.empty()) raise(ErrorKind::Value, "max() arg is an empty sequence");
+  size_t best = 0;
+  for (size_t i = 1; i < xs.size(); ++i)
+    if (keys[i] > keys[best]) best = i;
+  return xs[best];
+}
+
 // a, b = xs: the list must have exactly as many items as names.
 template <class T> const std::vector<T>& unpack(const std::vector<T>& xs, size_t n) {
   if (xs.size() > n) raise(ErrorKind::Value, "too many values to unpack (expected " + std::to_string(n) + ")");
