@@ -50,8 +50,17 @@ UNSUPPORTED = [
     ("tuple parameter", "def f(p: tuple[int, int]) -> int:\n    return 0\n", 0,
      "a tuple parameter is not supported", "pass a list"),
     ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
-    ("try", "def f(x: int) -> int:\n    try:\n        return x\n    except ValueError:\n        return x\n", 1,
-     "try/except is not supported", "propagate"),
+    # try/except compiles; finally, exception kinds the compiled code never raises, and reading the caught
+    # exception do not
+    ("try finally", "def f(x: int) -> int:\n    try:\n        y = x\n    finally:\n        y = 0\n    return y\n", 4,
+     "try ... finally is not supported", "after the try"),
+    ("except an unknown kind", "def f(x: int) -> int:\n    try:\n        return x\n    except OSError:\n"
+     "        return 0\n", 3, "except OSError is not supported", "ValueError"),
+    ("reading the caught exception", "def f(xs: list[int]) -> str:\n    try:\n        return str(xs[0])\n"
+     "    except IndexError as e:\n        return str(e)\n", 3, "reading the caught exception (e)",
+     "`except IndexError:`"),
+    ("maybe unassigned after except", "def f(xs: list[int]) -> int:\n    try:\n        y = xs[0]\n"
+     "    except IndexError:\n        pass\n    return y\n", 5, "y may be used before it is assigned", "every path"),
     ("method", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n    return x.nonzero()\n", 1,
      # a NumPy array's method is ndarray's (the array's library is known from its annotation)
      "the method x.nonzero() of a tensor[float32] is not supported by opgen compile: no spec declares "

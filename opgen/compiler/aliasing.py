@@ -114,8 +114,8 @@ def check(fn: ir.Function) -> None:
 def _statements(stmts: list[ir.Stmt]):
     for s in stmts:
         yield s
-        for attr in ("body", "orelse"):
-            yield from _statements(getattr(s, attr, None) or [])
+        for block in ir.blocks(s):
+            yield from _statements(block)
 
 
 def _bindings(fn: ir.Function):

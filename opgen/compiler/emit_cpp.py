@@ -248,6 +248,8 @@ class _Emitter:
             self.out.indent -= 1
             self.out.add("}")
             self.shown_line = 0
+        elif isinstance(s, ir.Try):
+            self.try_statement(s)
         elif isinstance(s, ir.Break):
             self.out.add("break;")
         elif isinstance(s, ir.Continue):
@@ -257,6 +259,32 @@ class _Emitter:
             self.now_present(ir.target_names(s.target))
         else:
             raise AssertionError(type(s).__name__)
+
+    def try_statement(self, s: ir.Try) -> None:
+        """C++ try/catch of opgen::Error: the first clause whose kinds hold the error's runs, else it goes on up
+        (opgen::compiled::catches never takes what compiled code cannot do where Python can)."""
+        ok = self.temp() if s.orelse else None
+        if ok:
+            self.out.add(f"bool {ok} = false;  // the body finished: the else clause runs")
+        self.out.add("try {")
+        self.nested(lambda: (self.block(s.body), ok and self.out.add(f"{ok} = true;")))
+        self.out.add("} catch (const opgen::Error& opgen_caught) {")
+        self.out.indent += 1
+        for i, h in enumerate(s.handlers):
+            codes = ", ".join(str(ERROR_STATUS[k]) for k in h.kinds)
+            self.out.add(f"{'if' if i == 0 else '} else if'} (opgen::compiled::catches(opgen_caught, {{{codes}}})) {{"
+                         f"  // except {', '.join(h.kinds)}")
+            self.nested(lambda h=h: self.block(h.body))
+        self.out.add("} else {")
+        self.out.add("  throw;")
+        self.out.add("}")
+        self.out.indent -= 1
+        self.out.add("}")
+        self.shown_line = 0
+        if ok:
+            self.out.add(f"if ({ok}) {{")
+            self.nested(lambda: self.block(s.orelse))
+            self.out.add("}")
 
     def now_present(self, names) -> None:
         """An Optional parameter assigned is not None from here on (a later `p is None` reads false)."""
@@ -1066,8 +1094,8 @@ def _expressions(stmts: list[ir.Stmt]):
             e = getattr(s, attr, None)
             if isinstance(e, ir.Expr):
                 yield from ir.walk(e)
-        for attr in ("body", "orelse"):
-            yield from _expressions(getattr(s, attr, []))
+        for block in ir.blocks(s):
+            yield from _expressions(block)
 
 
 def function_expressions(fn: ir.Function):
@@ -1084,8 +1112,8 @@ def _assigned_in(stmts: list[ir.Stmt]) -> set[str]:
             names.add(s.name)
         elif isinstance(s, ir.Unpack):
             names |= set(ir.target_names(s.target))
-        elif isinstance(s, ir.If):
-            names |= _assigned_in(s.body) | _assigned_in(s.orelse)
+        elif isinstance(s, (ir.If, ir.Try)):
+            names |= set().union(*(_assigned_in(b) for b in ir.blocks(s)))
         elif isinstance(s, ir.For):
             names |= _assigned_in(s.body) | set(ir.target_names(s.target))
         elif isinstance(s, ir.While):

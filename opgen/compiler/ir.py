@@ -433,6 +433,34 @@ class Raise(Stmt):
     value: Expr  # the message, a str
 
 
+@dataclass(eq=False)
+class Handler:
+    """One ``except`` clause: the Python exception kinds it catches (ERROR_KINDS' names; ArithmeticError and
+    LookupError expanded to theirs; Exception and a bare except to all of them) and its body."""
+
+    line: int
+    kinds: tuple[str, ...]
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class Try(Stmt):
+    """``try: ... except ...: ... else: ...``: an error the body raises (a kernel's, a raise statement's, the
+    runtime's) runs the first clause naming its kind; ``orelse`` runs when none was raised."""
+
+    body: list[Stmt]
+    handlers: list[Handler]
+    orelse: list[Stmt]
+
+
+def blocks(s: Stmt) -> list[list[Stmt]]:
+    """The statement lists nested in a statement (if/else, loop bodies, a try's body, handlers and else)."""
+    out = [b for b in (getattr(s, "body", None), getattr(s, "orelse", None)) if isinstance(b, list)]
+    if isinstance(s, Try):
+        out += [h.body for h in s.handlers]
+    return out
+
+
 @dataclass
 class Param:
     name: str

@@ -255,6 +255,11 @@ class Propagator:
                 self.maybe_none = before  # the body may run zero times
                 if isinstance(s.cond, ir.Const) and s.cond.value is True and not _breaks(s.body):
                     return assigned, True  # `while True:` without a break only leaves by return
+            elif isinstance(s, ir.Try):
+                done = self.try_statement(s, assigned)
+                if done is None:
+                    return assigned, True
+                assigned = done
             elif isinstance(s, (ir.Break, ir.Continue)):
                 return assigned, False  # what follows in this block never runs; the loop goes on after it
             elif isinstance(s, ir.Return):
@@ -264,6 +269,28 @@ class Propagator:
                 self.raised(s, assigned)
                 return assigned, True  # the path ends here, as a return's does
         return assigned, False
+
+    def try_statement(self, s: ir.Try, assigned: set[str]) -> set[str] | None:
+        """Types a try statement; returns the names surely assigned after it, or None when no path falls through.
+        A handler may start anywhere in the body: it knows only what was sure before the try (and may-be-None
+        Optional parameters are as before it)."""
+        before = self.maybe_none
+        ends: list[tuple[set[str], set[str]]] = []  # (assigned, maybe_none) where a path falls through
+        body, body_returns = self.block(s.body, assigned)
+        if not body_returns:
+            orelse, else_returns = self.block(s.orelse, body)
+            if not else_returns:
+                ends.append((orelse, self.maybe_none))
+        for h in s.handlers:
+            self.maybe_none = before
+            handled, h_returns = self.block(h.body, assigned)
+            if not h_returns:
+                ends.append((handled, self.maybe_none))
+        if not ends:
+            self.maybe_none = before
+            return None
+        self.maybe_none = set().union(*(m for _, m in ends))
+        return set.intersection(*(a for a, _ in ends))
 
     def returned(self, s: ir.Return, assigned: set[str]) -> None:
         if self.fn.return_dtype_open and not self.return_fixed:
@@ -2228,9 +2255,8 @@ def _names_where(stmts: list[ir.Stmt], picks) -> set[str]:
     for s in stmts:
         if picks(s):
             names.add(s.name)
-        for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
-            if isinstance(block, list):
-                names |= _names_where(block, picks)
+        for block in ir.blocks(s):
+            names |= _names_where(block, picks)
     return names
 
 
@@ -2287,7 +2313,7 @@ def _breaks(stmts: list[ir.Stmt]) -> bool:
     for s in stmts:
         if isinstance(s, ir.Break):
             return True
-        if isinstance(s, ir.If) and (_breaks(s.body) or _breaks(s.orelse)):
+        if isinstance(s, (ir.If, ir.Try)) and any(_breaks(b) for b in ir.blocks(s)):
             return True
     return False
 

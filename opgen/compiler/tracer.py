@@ -44,6 +44,11 @@ BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}  # the dty
 # Exceptions a raise statement may name: what the hosts raise for the compiled code's status (emit_cpp.ERROR_KINDS)
 RAISABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "RuntimeError", "OverflowError",
             "ZeroDivisionError", "AssertionError", "NotImplementedError")
+# What an except clause may name, as the kinds of RAISABLE it catches (Python's hierarchy of them)
+CATCHABLE: dict[str, tuple[str, ...]] = {
+    **{k: (k,) for k in RAISABLE}, "ArithmeticError": ("OverflowError", "ZeroDivisionError"),
+    "LookupError": ("IndexError", "KeyError"), "Exception": RAISABLE, "BaseException": RAISABLE,
+}
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SCALAR_TYPES = {int: INT, float: FLOAT, bool: BOOL, str: STR}  # the type a literal default says
 UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Invert: "operator.invert"}
@@ -82,7 +87,6 @@ ISINSTANCE_NAMES = {"int": "int", "float": "float", "bool": "bool", "str": "str"
 
 # Constructs outside the subset: what to call them, and what to do instead.
 UNSUPPORTED: dict[type, tuple[str, str]] = {
-    ast.Try: ("try/except", "errors propagate to the caller as Python exceptions; remove the try"),
     ast.With: ("a with statement", "remove it; compiled functions cannot hold resources (with torch.no_grad() "
                                    "and torch.inference_mode() compile: compiled code keeps no autograd graph)"),
     ast.Delete: ("del", "remove it"),
@@ -275,6 +279,28 @@ class Tracer:
             out += self.stmt(s)
         return out
 
+    def try_statement(self, s: ast.Try) -> ir.Try:
+        if s.finalbody:
+            raise self.error(s.finalbody[0], "try ... finally is not supported by opgen compile (compiled functions "
+                                             "hold no resources to release)", "move the finally body after the try")
+        handlers = []
+        for h in s.handlers:
+            names = h.type.elts if isinstance(h.type, ast.Tuple) else [] if h.type is None else [h.type]
+            kinds: list[str] = []
+            for n in names:
+                written = n.id if isinstance(n, ast.Name) and n.id not in self.scope.aliases else ast.unparse(n)
+                if written not in CATCHABLE:
+                    raise self.error(n, f"except {written} is not supported by opgen compile",
+                                     f"catch one of {', '.join(CATCHABLE)}")
+                kinds += [k for k in CATCHABLE[written] if k not in kinds]
+            if h.name is not None and any(isinstance(x, ast.Name) and x.id == h.name
+                                          for stmt in h.body for x in ast.walk(stmt)):
+                raise self.error(h, f"reading the caught exception ({h.name}) is not supported by opgen compile",
+                                 f"handle it without reading it: `except {ast.unparse(h.type)}:`")
+            handlers.append(ir.Handler(h.lineno, tuple(kinds) if names else CATCHABLE["Exception"],
+                                       self.block(h.body)))
+        return ir.Try(s.lineno, self.block(s.body), handlers, self.block(s.orelse))
+
     def stmt(self, s: ast.stmt) -> list[ir.Stmt]:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
@@ -317,6 +343,8 @@ class Tracer:
             return [ir.If(s.lineno, self.expr(s.test), self.block(s.body), self.block(s.orelse))]
         if isinstance(s, ast.Raise):
             return [self.raise_statement(s)]
+        if isinstance(s, ast.Try):
+            return [self.try_statement(s)]
         if isinstance(s, ast.Assert):
             # assert test, message: AssertionError(message) where the test is false (message evaluated then only)
             message = self.expr(s.msg) if s.msg is not None else ir.Const(s.lineno, "")

@@ -41,6 +41,20 @@ namespace opgen::compiled {
 
 constexpr ErrorKind KeyError = static_cast<ErrorKind>(OPGEN_KEY_ERROR);
 constexpr ErrorKind TypeError = static_cast<ErrorKind>(OPGEN_TYPE_ERROR);
+// What compiled code cannot do where Python can (a sort of nan, the tolist() of a 2-d array): no compiled
+// `except` catches it (Python would not have raised), and it leaves the entry as ValueError or TypeError.
+constexpr ErrorKind UnsupportedValue = static_cast<ErrorKind>(100 + OPGEN_VALUE_ERROR);
+constexpr ErrorKind UnsupportedType = static_cast<ErrorKind>(100 + OPGEN_TYPE_ERROR);
+
+// Whether a compiled `except` clause naming these kinds (their statuses) catches an error: never one of
+// the Unsupported kinds above, nor an opgen internal error.
+inline bool catches(const Error& e, std::initializer_list<int> kinds) {
+  const int k = static_cast<int>(e.kind);
+  if (k >= 100 || k == OPGEN_INTERNAL_ERROR) return false;
+  for (int want : kinds)
+    if (want == k) return true;
+  return false;
+}
 
 [[noreturn]] inline void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
 
@@ -1238,7 +1252,7 @@ template <class T> bool py_all(const std::vector<T>& xs) {
 template <class T> std::vector<T> sorted(std::vector<T> xs, bool reverse) {
   if constexpr (std::is_floating_point_v<T>) {
     for (const auto& x : xs)
-      if (std::isnan(x)) raise(ErrorKind::Value, "opgen compile: sorted() of floats that include nan is not supported");
+      if (std::isnan(x)) raise(UnsupportedValue, "opgen compile: sorted() of floats that include nan is not supported");
   }
   if (reverse) std::stable_sort(xs.begin(), xs.end(), [](const T& a, const T& b) { return b < a; });
   else std::stable_sort(xs.begin(), xs.end());
@@ -1251,7 +1265,7 @@ template <class T, class K>
 std::vector<T> sorted_by(const std::vector<T>& xs, const std::vector<K>& keys, bool reverse) {
   if constexpr (std::is_floating_point_v<K>) {
     for (const auto& k : keys)
-      if (std::isnan(k)) raise(ErrorKind::Value, "opgen compile: sorted() by float keys that include nan is not supported");
+      if (std::isnan(k)) raise(UnsupportedValue, "opgen compile: sorted() by float keys that include nan is not supported");
   }
   std::vector<size_t> order(xs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -1337,7 +1351,7 @@ inline T array_scalar(const Array& a, int how, const std::string& name) {
 template <class T>
 inline std::vector<T> array_to_list(const Array& a) {
   if (a.ndim() != 1)
-    raise(TypeError, "tolist() of a " + std::to_string(a.ndim()) + "-d array gives " +
+    raise(UnsupportedType, "tolist() of a " + std::to_string(a.ndim()) + "-d array gives " +
                          (a.ndim() ? "nested lists" : "a number") + ", which a compiled list does not hold (only a "
                          "1-d array's tolist() compiles): reshape(-1) first, or index the row");
   const opgen_tensor v = a.view();
@@ -1446,7 +1460,8 @@ int32_t guard(opgen_error* err, Body&& body) {
     body();
     return OPGEN_OK;
   } catch (const Error& e) {
-    return shim::fail(err, static_cast<int32_t>(e.kind), e.what());
+    const int32_t kind = static_cast<int32_t>(e.kind);
+    return shim::fail(err, kind >= 100 ? kind - 100 : kind, e.what());  // Unsupported*: its Python kind
   } catch (const std::bad_alloc&) {
     return shim::fail(err, OPGEN_INTERNAL_ERROR, "out of memory");
   } catch (const std::exception& e) {

@@ -1,0 +1,64 @@
+"""Errors handled where they happen, as Python code does it: try/except around a lookup, an index or a
+division (one kind, a tuple of kinds, ArithmeticError/LookupError, an else clause, re-raising another),
+the handler falling through, returning, or leaving a loop."""
+
+import numpy as np
+
+
+def token_ids(tokens: list[str], vocab: dict[str, int], unknown: int) -> list[int]:
+    """Ids of tokens, the unknown id where the vocabulary has none (KeyError handled per token)."""
+    ids = []
+    for t in tokens:
+        try:
+            ids.append(vocab[t])
+        except KeyError:
+            ids.append(unknown)
+    return ids
+
+
+def mean_or_zero(values: list[float]) -> float:
+    """The mean, 0.0 for no values (ZeroDivisionError of the division handled)."""
+    try:
+        return sum(values) / len(values)
+    except ZeroDivisionError:
+        return 0.0
+
+
+def first_score_or(scores: np.ndarray, default: float) -> float:
+    """The first score, or a default where there is none (NumPy's IndexError of an empty or 0-d array)."""
+    try:
+        return float(scores[0])
+    except IndexError:
+        return default
+
+
+def ratio_label(a: int, b: int) -> str:
+    """a // b and a % b described, "undefined" where Python's integer division raises (ArithmeticError)."""
+    try:
+        q = a // b
+        r = a % b
+    except ArithmeticError:
+        return "undefined"
+    else:
+        return f"{q} rem {r}"
+
+
+def prefix_sums(xs: list[int], upto: int) -> list[int]:
+    """Running sums of xs up to index upto, stopping at the end of the list (IndexError leaves the loop)."""
+    out = []
+    total = 0
+    for i in range(upto):
+        try:
+            total += xs[i]
+        except (IndexError, KeyError):
+            break
+        out.append(total)
+    return out
+
+
+def checked_lookup(table: dict[str, float], key: str) -> float:
+    """A lookup whose KeyError becomes a ValueError with a message, as an API boundary reports it."""
+    try:
+        return table[key]
+    except LookupError:
+        raise ValueError(f"unknown key {key!r}")
