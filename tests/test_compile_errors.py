@@ -89,7 +89,12 @@ UNSUPPORTED = [
     ("in floats", "def f(xs: list[float], v: float) -> bool:\n    return v in xs\n", 1,
      "`in` over floats is not supported", "any(x == v for x in xs)"),
     ("global", "def f(x: int) -> int:\n    global TABLE\n    return x\n", 1, "a global statement", "module constants"),
-    ("print", "def f(x: int) -> int:\n    print(x)\n    return x\n", 1, "an expression statement", "assign"),
+    ("print to a file", "import sys\ndef f(x: int) -> int:\n    print(x, file=sys.stderr)\n    return x\n", 2,
+     "print() with file= is not supported", "leave it out"),
+    ("print of an array", "def f(x: npt.NDArray[np.float32]) -> int:\n    print(x)\n    return 1\n", 1,
+     "builtins.format has no overload taking (tensor[float32], str)", "specs/builtins/format.yaml"),
+    ("an expression statement", "def f(x: int) -> int:\n    abs(x)\n    return x\n", 1, "an expression statement",
+     "assign"),
     ("builtin", "def f(xs: list[int]) -> int:\n    return hash(xs)\n", 1, "the builtin hash() is not supported", "len()"),
     # key= is a lambda, a function's name, str.<method>, or d.get over d itself; its keys compare as scalars
     ("sorted key of another dict's get", "def f(xs: list[str], d: dict[str, int]) -> list[str]:\n"

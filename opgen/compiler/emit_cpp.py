@@ -250,6 +250,8 @@ class _Emitter:
             self.shown_line = 0
         elif isinstance(s, ir.Try):
             self.try_statement(s)
+        elif isinstance(s, ir.Print):
+            self.out.add(f"opgen::compiled::print_text({self.value(s.value)});")
         elif isinstance(s, ir.Break):
             self.out.add("break;")
         elif isinstance(s, ir.Continue):

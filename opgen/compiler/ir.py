@@ -434,6 +434,14 @@ class Raise(Stmt):
 
 
 @dataclass(eq=False)
+class Print(Stmt):
+    """``print(a, b, sep=..., end=...)``: the text Python's print writes (each value's str(), joined by sep,
+    then end), written to the process's standard output and flushed."""
+
+    value: Expr  # the whole text, a str
+
+
+@dataclass(eq=False)
 class Handler:
     """One ``except`` clause: the Python exception kinds it catches (ERROR_KINDS' names; ArithmeticError and
     LookupError expanded to theirs; Exception and a bare except to all of them) and its body."""

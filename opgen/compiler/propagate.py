@@ -255,6 +255,10 @@ class Propagator:
                 self.maybe_none = before  # the body may run zero times
                 if isinstance(s.cond, ir.Const) and s.cond.value is True and not _breaks(s.body):
                     return assigned, True  # `while True:` without a break only leaves by return
+            elif isinstance(s, ir.Print):
+                t = self.expr(s.value, assigned)
+                if t != STR:
+                    raise self.error(s, f"print()'s sep and end must be str (the text is a {t})", "pass str values")
             elif isinstance(s, ir.Try):
                 done = self.try_statement(s, assigned)
                 if done is None:
@@ -1820,6 +1824,11 @@ class Propagator:
             return BOOL
         if name == "in":
             return self.membership(e, t, assigned)
+        if name in ("int", "float") and t == STR and len(e.args) == 1:
+            # int(s), float(s): Python's parsing of the text, the builtins.int / builtins.float ops
+            op = ir.Op(e.line, f"builtins.{name}", [e.args[0]], {}, f"{name}() of a str")
+            e.name, e.args = "folded", [op]
+            return self.expr(op, assigned)
         if name == "float":
             if t in (INT, BOOL, FLOAT):
                 if t != FLOAT:

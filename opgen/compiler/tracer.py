@@ -279,6 +279,25 @@ class Tracer:
             out += self.stmt(s)
         return out
 
+    def print_statement(self, call: ast.Call) -> ir.Print:
+        """print(*values, sep=' ', end='\\n'): sep.join([str(v) for each value]) + end, as one text."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise self.error(call, "print(*args) is not supported by opgen compile", "pass the values one by one")
+        options = {k.arg: k.value for k in call.keywords}
+        if set(options) - {"sep", "end", "flush"}:
+            raise self.error(call, f"print() with {sorted(set(options) - {'sep', 'end', 'flush'})[0]}= is not "
+                                   "supported by opgen compile (it writes to standard output)", "leave it out")
+        none = lambda v: v is None or (isinstance(v, ast.Constant) and v.value is None)
+        sep = ast.Constant(" ") if none(options.get("sep")) else options["sep"]
+        end = ast.Constant("\n") if none(options.get("end")) else options["end"]
+        parts = ast.List([ast.Call(ast.Name("str", ast.Load()), [a], []) for a in call.args], ast.Load())
+        text = ast.BinOp(ast.Call(ast.Attribute(sep, "join", ast.Load()), [parts], []), ast.Add(), end) \
+            if call.args else ast.BinOp(ast.Constant(""), ast.Add(), end)  # print(): end alone (a str)
+        for node in ast.walk(text):
+            if not hasattr(node, "lineno") or node.lineno is None:
+                ast.copy_location(node, call)
+        return ir.Print(call.lineno, self.expr(text))
+
     def try_statement(self, s: ast.Try) -> ir.Try:
         if s.finalbody:
             raise self.error(s.finalbody[0], "try ... finally is not supported by opgen compile (compiled functions "
@@ -337,6 +356,8 @@ class Tracer:
                 return [ir.Append(s.lineno, owner.id, self.expr(call.args[0]), extend=method == "extend")]
             if isinstance(call, ast.Constant) and isinstance(call.value, str):
                 return []  # a string used as a comment
+            if isinstance(call, ast.Call) and self.builtin_name(call.func) == "print":
+                return [self.print_statement(call)]
             raise self.error(s, "an expression statement (its value is thrown away) is not supported by opgen compile",
                              "assign the value to a name, or remove the statement")
         if isinstance(s, ast.If):

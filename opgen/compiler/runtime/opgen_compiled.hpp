@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -1291,6 +1292,13 @@ template <class T, class K> T py_max_by(const std::vector<T>& xs, const std::vec
   for (size_t i = 1; i < xs.size(); ++i)
     if (keys[i] > keys[best]) best = i;
   return xs[best];
+}
+
+// print(...): its text written to standard output and flushed, so that it stands where the call made it
+// among what the process writes (Python's own sys.stdout has a buffer of its own: flush it to interleave).
+inline void print_text(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
 }
 
 // a, b = xs: the list must have exactly as many items as names.
