@@ -451,6 +451,9 @@ CASES: dict[str, Case] = {
     "vocabulary_by_frequency": Case(st.tuples(st.dictionaries(st.sampled_from(["a", "b", "c", "d", "é"]),
                                                               st.integers(0, 3), max_size=5), st.integers(-1, 4))),
     "longest_word": Case(st.tuples(prose)),
+    # %d of a float past int64 is Python's big int, compiled code's OverflowError (ints are int64): finite losses
+    "legacy_log_line": Case(st.tuples(any_int, st.one_of(finite(), st.sampled_from([float("nan"), float("inf")])),
+                                      text)),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

@@ -1824,6 +1824,12 @@ class Propagator:
             return BOOL
         if name == "in":
             return self.membership(e, t, assigned)
+        if name == "int_of_number":  # %d's int() (tracer.percent_format): Python's TypeError for a str
+            if t not in (INT, BOOL, FLOAT):
+                raise self.error(e, f"%d of a {t} raises TypeError in Python (%d format: a real number is required)",
+                                 "pass a number, or use %s")
+            e.name = "int"
+            name = "int"
         if name in ("int", "float") and t == STR and len(e.args) == 1:
             # int(s), float(s): Python's parsing of the text, the builtins.int / builtins.float ops
             op = ir.Op(e.line, f"builtins.{name}", [e.args[0]], {}, f"{name}() of a str")

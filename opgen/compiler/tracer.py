@@ -18,6 +18,7 @@ error naming file:line and the construct, with a hint.
 from __future__ import annotations
 
 import ast
+import re
 import math
 import string
 from pathlib import Path
@@ -44,6 +45,10 @@ BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}  # the dty
 # Exceptions a raise statement may name: what the hosts raise for the compiled code's status (emit_cpp.ERROR_KINDS)
 RAISABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "RuntimeError", "OverflowError",
             "ZeroDivisionError", "AssertionError", "NotImplementedError")
+# One printf-style field of a % format (the part after %): a mapping key, flags, width, precision, a
+# length modifier Python ignores, and the conversion.
+_PERCENT_FIELD = re.compile(r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?"
+                            r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<kind>[diouxXeEfFgGcrsa%])")
 # What an except clause may name, as the kinds of RAISABLE it catches (Python's hierarchy of them)
 CATCHABLE: dict[str, tuple[str, ...]] = {
     **{k: (k,) for k in RAISABLE}, "ArithmeticError": ("OverflowError", "ZeroDivisionError"),
@@ -472,6 +477,9 @@ class Tracer:
             if isinstance(e.op, ast.Not):
                 return ir.Builtin(line, "not", [self.expr(e.operand)])
             return ir.Op(line, UNARY_OPS[type(e.op)], [self.expr(e.operand)], {}, ast.unparse(e))
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant) \
+                and isinstance(e.left.value, str):
+            return self.f_string(self.percent_format(e, e.left.value))
         if isinstance(e, ast.BinOp):
             return ir.Op(line, BINARY_OPS[type(e.op)], [self.expr(e.left), self.expr(e.right)], {}, ast.unparse(e))
         if isinstance(e, ast.BoolOp):
@@ -560,6 +568,69 @@ class Tracer:
             values.append(ast.FormattedValue(value, ord(conversion) if conversion else -1,
                                              ast.JoinedStr([ast.Constant(spec)]) if spec else None))
         return ast.copy_location(ast.JoinedStr(values), e)
+
+    def percent_format(self, e: ast.BinOp, template: str) -> ast.JoinedStr:
+        """``"%s: %.2f" % (name, score)`` of a literal template as the f-string it equals: %s, %r and %a are
+        the value's str(), repr() and ascii() (then aligned: `%-8s` left, `%8s` right), %d/%i/%u int() of it
+        formatted as 'd' (Python's %d truncates a float), %f %F %e %E %g %G %x %X %o the format() of that
+        type with the same flags, width and precision; %% is %. The right side is a tuple literal (one
+        value each) or one value. Mapping keys (%(name)s), * widths and %c are refused."""
+        values = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
+        if any(isinstance(v, ast.Starred) for v in values):
+            raise self.error(e, "% formatting of *args is not supported by opgen compile", "pass the values one by one")
+        parts: list[ast.expr] = []
+        taken, i = 0, 0
+        literal = ""
+        while i < len(template):
+            c = template[i]
+            if c != "%":
+                literal += c
+                i += 1
+                continue
+            m = _PERCENT_FIELD.match(template, i)
+            if m is None:
+                raise self.error(e, f"% format {template!r}: an incomplete or unsupported field at {i} (Python "
+                                    "raises ValueError for the incomplete ones)", "use an f-string")
+            i = m.end()
+            flags, width, precision, kind = m.group("flags"), m.group("width"), m.group("precision"), m.group("kind")
+            if kind == "%":
+                literal += "%"
+                continue
+            if m.group("key") is not None or "*" in (width or "") or "*" in (precision or "") or kind == "c":
+                raise self.error(e, f"the % field {m.group(0)!r} (a mapping key, a * width or %c) is not "
+                                    "supported by opgen compile", "use an f-string")
+            if taken == len(values):
+                raise self.error(e, "not enough arguments for format string (Python raises TypeError)",
+                                 "pass a value for every field")
+            value = values[taken]
+            taken += 1
+            if literal:
+                parts.append(ast.Constant(literal))
+                literal = ""
+            spec = ("<" if "-" in flags else "") + ("+" if "+" in flags else " " if " " in flags else "") + \
+                ("#" if "#" in flags else "")
+            if kind in "sra":
+                align = "<" if "-" in flags else ">"
+                spec = (align + (width or "")) if width else ""
+                spec += ("." + (precision or "0")) if precision is not None else ""
+                parts.append(ast.FormattedValue(value, ord(kind), ast.JoinedStr([ast.Constant(spec)]) if spec else None))
+                continue
+            zero = "0" if "0" in flags and "-" not in flags else ""
+            spec += zero + (width or "") + (("." + (precision or "0")) if precision is not None else "")
+            if kind in "diu":  # %d of a float is int() of it (Python's %d truncates); of a str, TypeError
+                value, kind = ast.Call(ast.Name("int", ast.Load()), [value], []), "d"
+                value.opgen_numbers_only = True
+            parts.append(ast.FormattedValue(value, -1, ast.JoinedStr([ast.Constant(spec + kind)])))
+        if taken != len(values):
+            raise self.error(e, "not all arguments converted during string formatting (Python raises TypeError)",
+                             "give as many values as the template has fields")
+        if literal or not parts:
+            parts.append(ast.Constant(literal))
+        out = ast.JoinedStr(parts)
+        for node in ast.walk(out):
+            if not hasattr(node, "lineno") or node.lineno is None:
+                ast.copy_location(node, e)
+        return out
 
     def replacement_field(self, e: ast.JoinedStr, part: ast.expr) -> ir.Expr:
         """One ``{value!conversion:spec}``: the conversion first (``!s`` str(), ``!r`` repr(), ``!a``
@@ -907,6 +978,8 @@ class Tracer:
                              f"pass one list: {name}([a, b], key=...)")
         # min(a, b) compares its arguments; min(xs) iterates its one argument.
         iterates = name in CONSUMERS and (name not in ("min", "max") or len(e.args) == 1)
+        if getattr(e, "opgen_numbers_only", False):  # %d's int(): of a number only (percent_format)
+            return ir.Builtin(e.lineno, "int_of_number", self.call_args(e)[0])
         if key is not None:
             e = ast.copy_location(ast.Call(e.func, e.args, [k for k in e.keywords if k.arg != "key"]), e)
         args, kwargs = self.call_args(e, iterable_first=iterates)

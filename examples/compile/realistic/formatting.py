@@ -1,5 +1,5 @@
 """Output formatting as people write it around inference: f-strings with format specs, str() and
-format(), for log lines, tables, progress bars and CSV."""
+format(), % formatting, for log lines, tables, progress bars and CSV."""
 
 
 def score_lines(labels: list[str], scores: list[float]) -> list[str]:
@@ -76,3 +76,13 @@ def debug_fields(name: str, count: int, ratio: float, enabled: bool) -> str:
 def ascii_log_line(user: str, message: str) -> str:
     """A log line kept ASCII whatever the user typed: ascii() escapes the rest, the message cut to 40."""
     return f"user={ascii(user)} msg={message!a:.40} len={len(repr(message))}"
+
+
+def legacy_log_line(step: int, loss: float, name: str) -> str:
+    """A training-log line in the old % style: %5d, %.4f, %-10s, %% (as the f-string Python's % equals)."""
+    return "step %5d | loss %.4f | %-10s | %d%%" % (step, loss, name, min(max(step, 0), 100))
+
+
+def legacy_greeting(name: str) -> str:
+    """One value without a tuple, repr'd with %r."""
+    return "hello %r" % name
