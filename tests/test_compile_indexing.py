@@ -153,8 +153,11 @@ REFUSED = [
      "int64 array"),
     ("torch uint8 indices (a mask)", "def f(x: T32, i: TU8) -> T32:\n    return x[i]\n", "reads uint8 as a mask",
      "int64 array"),
-    ("two index arrays", "def f(x: F32, i: I64) -> F32:\n    return x[i, i]\n", "several arrays at once",
+    # x[i, j] of a NumPy array compiles (tests/test_compile_realistic.py: chosen_token_probs); others do not
+    ("two index arrays apart", "def f(x: F32, i: I64) -> F32:\n    return x[i, :, i]\n", "several arrays at once",
      "one axis at a time"),
+    ("two index arrays of a tensor", "def f(x: T32, i: TI64) -> T32:\n    return x[i, i]\n",
+     "only as x[i, j] of a NumPy array", "one axis at a time"),
     ("NumPy int and array apart", "def f(x: F32, i: I64) -> F32:\n    return x[0, :, i]\n",
      "NumPy puts the gathered dims first", "two steps"),
     ("a library kept per name", "def f(x: F32, y: T32) -> F32:\n    z = x\n    z = y  # <-\n    return x\n",

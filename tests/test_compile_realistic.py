@@ -109,7 +109,8 @@ def strategy(t: Any) -> st.SearchStrategy:
         return strategy(np.ndarray[Any, np.dtype[np.float32]]).map(torch.from_numpy)
     if origin is np.ndarray:
         dtype = typing.get_args(args[1])[0]
-        elements = st.floats(-10, 10, width=32) if dtype is np.float32 else st.integers(-1000, 1000)
+        elements = st.floats(-10, 10, width=32) if dtype is np.float32 else st.booleans() if dtype is np.bool_ \
+            else st.integers(-1000, 1000)
         return hnp.arrays(dtype, ARRAY_SHAPES, elements=elements)
     raise AssertionError(f"no strategy for {t}")
 
@@ -256,6 +257,14 @@ def batch_pairs(draw) -> tuple:
         other = other[1:]
     f = lambda s: torch.from_numpy(draw(hnp.arrays(np.float32, s, elements=st.floats(-10, 10, width=32))))
     return f(shape), f(tuple(other))
+
+
+@st.composite
+def probs_and_ids(draw) -> tuple:
+    n, c = draw(st.integers(0, 4)), draw(st.integers(1, 4))
+    probs = draw(hnp.arrays(np.float32, (n, c), elements=st.floats(0, 1, width=32)))
+    ids = draw(hnp.arrays(np.int64, (draw(st.sampled_from([n, n, n, n + 1])),), elements=st.integers(-c - 1, c)))
+    return probs, ids
 
 
 @st.composite
@@ -454,6 +463,8 @@ CASES: dict[str, Case] = {
     # %d of a float past int64 is Python's big int, compiled code's OverflowError (ints are int64): finite losses
     "legacy_log_line": Case(st.tuples(any_int, st.one_of(finite(), st.sampled_from([float("nan"), float("inf")])),
                                       text)),
+    # x[i, j]: probabilities of n rows and n ids, now and then one more id than rows or an id out of range
+    "chosen_token_probs": Case(probs_and_ids()),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

@@ -76,6 +76,9 @@ COPY_METHODS = {"copy": flavor.NUMPY, "clone": flavor.TORCH}
 # bool array is logical not; - of a bool array is their TypeError, which numpy.negative's overloads give).
 ARRAY_UNARY = {"operator.neg": {"number": "numpy.negative", "bool": "numpy.negative"},
                "operator.invert": {"number": "operator.invert", "bool": "numpy.logical_not"}}
+# a | b, a & b, a ^ b of bool arrays: NumPy's and torch's operators are the logical ufuncs on bools
+ARRAY_LOGICAL = {"operator.or_": "numpy.logical_or", "operator.and_": "numpy.logical_and",
+                 "operator.xor": "numpy.logical_xor"}
 KEEPDIMS_NAMES = ("keepdims", "keepdim")  # NumPy's and torch's
 # Arrays from data: the library, and whether an array passed in is copied (np.array) or itself (np.asarray)
 ARRAY_FROM_DATA = {"numpy.array": (flavor.NUMPY, True), "numpy.asarray": (flavor.NUMPY, False),
@@ -691,6 +694,8 @@ class Propagator:
             return self.flavors.get(e.name)
         if isinstance(e, ir.Call):
             return e.callee.return_flavor if e.callee is not None else None
+        if isinstance(e, ir.Builtin) and e.name == "index_array":  # x[[0, 2], ...]: an array of x's library
+            return getattr(e, "library", None)
         try:
             found = flavor.combine(c.flavor for c in e.children)
         except flavor.FlavorMix as mix:
@@ -1263,6 +1268,9 @@ class Propagator:
                     e.args[i] = self.coerce(a, INT, FLOAT, "")
                     args[i] = FLOAT
         kwargs = {k: self.expr(v, assigned) for k, v in e.kwargs.items()}
+        if e.op in ARRAY_LOGICAL and len(args) == 2 and not kwargs and \
+                all(a.kind == "tensor" and a.dtype.name == "bool" for a in args):
+            e.op = ARRAY_LOGICAL[e.op]  # mask1 | mask2 of bool arrays
         if e.op in ARRAY_UNARY and len(args) == 1 and args[0].kind == "tensor" and not kwargs:
             # -x, ~mask of an array: the ufunc NumPy's and torch's operator calls (numpy.negative is torch.neg)
             e.op = ARRAY_UNARY[e.op]["bool" if args[0].dtype.name == "bool" else "number"]
@@ -2033,9 +2041,12 @@ class Propagator:
         the array's part a whole-axis slice there. The axis is counted from the front, or from the end
         where ``...`` comes before the array."""
         at = [i for i, p in enumerate(parts) if p.kind == "at" and p.index.type.kind in ("tensor", "list")]
+        if at == [0, 1] and len(parts) == 2 and e.base.flavor == flavor.NUMPY:  # x[i, j] of a NumPy array
+            return self.index_pairs(e, [parts[0].index, parts[1].index], assigned)
         if len(at) > 1:
-            raise self.error(e, "indexing with several arrays at once (NumPy broadcasts them together) is not "
-                                "supported by opgen compile", "index one axis at a time: x[i][:, j]")
+            raise self.error(e, "indexing with several arrays at once (NumPy broadcasts them together) is supported "
+                                "by opgen compile only as x[i, j] of a NumPy array over its first two axes",
+                             "index one axis at a time: x[i][:, j]")
         k = at[0]
         index = parts[k].index
         t = index.type
@@ -2084,6 +2095,30 @@ class Propagator:
         take.library_bound = True
         e.gather = take
         return self.expr(take, assigned)
+
+    def index_pairs(self, e: ir.Subscript, indices: list[ir.Expr], assigned: set[str]) -> Type:
+        """``x[i, j]`` of a NumPy array with integer index arrays or lists: compiled from its Python definition
+        (opgen/compiler/lowerings/numpy_compositions.py). torch's checks differ where a dim or the rows are
+        empty, and are not written yet: a tensor's x[i, j] stays refused."""
+        args = [e.base]
+        for index in indices:
+            t = index.type
+            if t.kind == "list":
+                if t.elem != INT:
+                    raise self.error(e, f"indexing an array with a {t} is not supported by opgen compile",
+                                     "index with lists or arrays of ints")
+                index = ir.Builtin(index.line, "index_array", [index])
+                index.type, index.flavor = tensor_of("int64"), e.base.flavor
+                index.library = e.base.flavor
+            elif t.dtype.name != "int64":
+                raise self.error(e, f"x[i, j] with a {t} index: opgen compile takes int64 index arrays here",
+                                 "pass the indices as int64 arrays")
+            args.append(index)
+        op = ir.Op(e.line, "", args, {}, source="x[i, j] (two index arrays)")
+        e.gather = op
+        op.type = self.lowered(op, "opgen.index_pairs", None, assigned)
+        op.flavor = e.base.flavor
+        return op.type
 
     def boolean_mask(self, e: ir.Index | ir.Subscript, parts: list[ir.IndexPart], k: int, mask: ir.Expr,
                      assigned: set[str]) -> Type:

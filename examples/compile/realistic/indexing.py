@@ -72,3 +72,8 @@ def position_embeddings(table: T32, positions: TI32) -> T32:
     position table read the way BERT-style models read it)."""
     rows = table[positions]
     return rows + rows * 0.5
+
+
+def chosen_token_probs(probs: npt.NDArray[np.float32], token_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """Each row's probability of its chosen token: probs[np.arange(n), ids] (two index arrays, NumPy)."""
+    return probs[np.arange(len(token_ids)), token_ids]

@@ -41,3 +41,8 @@ def drop_padding(ids: I64, attention: I64) -> I64:
 def positive_tensor(t: T32) -> T32:
     """torch: t[t > 0] on a float32 tensor, then doubled."""
     return t[t > 0] * 2.0
+
+
+def keep_mask(valid: npt.NDArray[np.bool_], padding: npt.NDArray[np.bool_], forced: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Positions kept: valid and not padding, or forced (|, & and ~ of bool arrays)."""
+    return (valid & ~padding) | forced

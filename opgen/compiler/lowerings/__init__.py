@@ -32,6 +32,8 @@ LOWERINGS: dict[str, tuple[str, ...]] = {
     **{name: ("torch_compositions:clamp_int", "torch_compositions:clamp_min_int", "torch_compositions:clamp_max_int",
               "torch_compositions:clamp", "torch_compositions:clamp_min", "torch_compositions:clamp_max")
        for name in ("torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip")},
+    # opgen's own names for index forms the compiler lowers (propagate.gather)
+    "opgen.index_pairs": ("numpy_compositions:index_pairs",),
     **{name: ("torch_compositions:cosine_similarity",)
        for name in ("torch.nn.functional.cosine_similarity", "torch.cosine_similarity")},
 }
