@@ -78,6 +78,12 @@ STRING_KINDS_TEXT = {
                  "repeated), backslashes, tab, newline, carriage return, other C0 and C1 controls, DEL, U+00A0, "
                  "U+00AD, the non-printable code points of every kind (separators, format characters, private use, "
                  "unassigned, beyond the BMP too) and printable non-ASCII; one large case holds every code point",
+    "number_text": "numeric literals as int() and float() read them and near misses: digits of several scripts "
+                   "(ASCII, Arabic-Indic, Devanagari, fullwidth, mathematical, alone or mixed), signs, underscores "
+                   "between digits and in every wrong place, whitespace of every kind (and U+001C-U+001F, U+200B, "
+                   "NUL, which are not stripped), points and exponents of every form, inf, infinity and nan in any "
+                   "case, hex prefixes, integers around int64's edges, zero padding around 4300 digits, exact "
+                   "midpoints between adjacent doubles, junk; large cases are literals of 64 KB and more",
     "wordpiece_vocab": "a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces ('##' continuations "
                        "among them), in any order (ids are positions)",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "

@@ -6,7 +6,8 @@ in the categories Cc, Cf, Cs, Co, Cn, Zl, Zp, nor Zs other than the space. Neith
 has that predicate, and the categories change between Unicode versions, so the table is read off
 the reference itself (``chr(cp).isprintable()`` for every code point) as inclusive ranges.
 
-The table sits in the answer kernels between BEGIN/END marker lines. Usage:
+The table sits in the answer kernels between BEGIN/END marker lines: builtins.repr's, and
+builtins.int's and builtins.float's, whose ValueError messages hold repr() of the text. Usage:
 
     python scripts/unicode_printable_table.py --write   # rewrite the table in answers/{cpp,rust}
     python scripts/unicode_printable_table.py --check   # exit 1 if a kernel's table differs
@@ -26,7 +27,8 @@ from unicode_case_tables import _replace_block, _wrap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "BEGIN PRINTABLE TABLE", "END PRINTABLE TABLE"
-KERNEL = "builtins.repr__str"
+# The kernels holding the table: repr itself, and int(s) and float(s), whose error messages hold repr(s).
+KERNELS = ("builtins.repr__str", "builtins.int__str", "builtins.float__str")
 
 
 def nonprintable_ranges() -> list[tuple[int, int]]:
@@ -70,16 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ranges = nonprintable_ranges()
     stale = []
-    for lang, ext, block in (("cpp", "cpp", cpp_block), ("rust", "rs", rust_block)):
-        path = ROOT / "answers" / lang / f"{KERNEL}.{ext}"
-        text = path.read_text()
-        new = _replace_block(text, block(ranges), path, BEGIN, END)
-        if new != text:
-            if args.write:
-                path.write_text(new)
-                print(f"wrote {path.relative_to(ROOT)}")
-            else:
-                stale.append(str(path.relative_to(ROOT)))
+    for kernel in KERNELS:
+        for lang, ext, block in (("cpp", "cpp", cpp_block), ("rust", "rs", rust_block)):
+            path = ROOT / "answers" / lang / f"{kernel}.{ext}"
+            text = path.read_text()
+            new = _replace_block(text, block(ranges), path, BEGIN, END)
+            if new != text:
+                if args.write:
+                    path.write_text(new)
+                    print(f"wrote {path.relative_to(ROOT)}")
+                else:
+                    stale.append(str(path.relative_to(ROOT)))
     if stale:
         print("printable table differs from this Python's (rerun with --write, then re-admit): " + ", ".join(stale),
               file=sys.stderr)

@@ -112,6 +112,10 @@ _DOCUMENTED = {
     for m, arg in (("startswith", "prefix"), ("endswith", "suffix"))
 }
 _DOCUMENTED["math.log"] = _positional_only(("x", EMPTY), ("base", NOVALUE))  # math.log(x[, base])
+# int(x=0, /, base=10): CPython 3.11's int gives inspect no signature (float's is (x=0, /)).
+_DOCUMENTED["builtins.int"] = inspect.Signature([
+    inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY, default=0),
+    inspect.Parameter("base", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=10)])
 
 
 def _torch_factory(*positional: inspect.Parameter) -> inspect.Signature:

@@ -131,8 +131,12 @@ class Domain(Strict):
     # letters, capital sigmas among case-ignorable code points); its scale case holds every code point.
     # "repr_text": what repr() and ascii() meet (mixed_text, quotes, backslashes, controls, the
     # non-printable code points of every category, astral ones); its scale case holds every code point.
+    # "number_text": what int() and float() of a str meet (numeric literals with digits of several
+    # scripts, signs, underscores, whitespace of every kind, exponents, inf and nan spellings, int64's
+    # edges, exact midpoints between doubles, and the near misses Python refuses); its scale cases
+    # are literals of 64 KB and more.
     strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "repr_text", "wordpiece_vocab",
-                     "bpe_vocab", "bpe_text"] = "unicode"
+                     "bpe_vocab", "bpe_text", "number_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
     # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:

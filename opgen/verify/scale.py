@@ -45,7 +45,7 @@ from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.verify.compare import is_array_list
 from opgen.spec.shapes import CREATION, GATHER, GATHER_SIGNED, JOIN, MOVEMENT, dot_shape, dot_terms, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
-from opgen.verify.text_strategies import every_code_point
+from opgen.verify.text_strategies import every_code_point, long_number_text
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
                                      lay_out, snap_to_lattice, special_value)
 
@@ -993,6 +993,10 @@ class _Builder:
                     pad = ["{}>{}", "{}^{}", "{}<{}", "{}={}"][int(self.rng.integers(0, 4))]
                     args[p.name] = pad.format(["*", "中", " "][int(self.rng.integers(0, 3))], size)
                     notes.append(f"format spec {args[p.name]!r}")
+                elif dom.strings == "number_text":
+                    # long numeric literals: int()'s digit limit, float()'s rounding of long mantissas
+                    args[p.name], note = long_number_text(size, tail=label != "64 KB")
+                    notes.append(note)
                 elif t.name == "str" and dom.choices is None:
                     args[p.name] = long_text(self.rng, size)
                 elif t.name == "int" and dom.choices is None and any(q.type.name == "str" for q in params):

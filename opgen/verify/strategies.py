@@ -1069,6 +1069,8 @@ def string_strategy(dom: Domain) -> st.SearchStrategy[str]:
         return text_strategies.cased_text()
     if dom.strings == "repr_text":
         return text_strategies.repr_text()
+    if dom.strings == "number_text":
+        return text_strategies.number_text()
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
         return bpe_strategies.string_strategy(dom.strings)
     raise ValueError(f"strings kind {dom.strings!r} does not draw single strings")

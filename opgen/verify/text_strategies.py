@@ -15,6 +15,9 @@ drawn text: a fixed real vocabulary almost never exercises backtracking on short
 
 from __future__ import annotations
 
+import math
+from decimal import Context, Decimal
+
 from hypothesis import strategies as st
 
 
@@ -223,3 +226,151 @@ REPR_SEGMENTS = st.one_of(SEGMENTS, st.text(_REPR_CHARS, min_size=1, max_size=6)
 
 def repr_text(max_segments: int = 16) -> st.SearchStrategy[str]:
     return st.lists(REPR_SEGMENTS, max_size=max_segments).map("".join)
+
+
+# What int(s) and float(s) meet: numeric literals as Python's own parsers read them, and the near
+# misses they refuse. Digits of several scripts (any Unicode decimal digit, category Nd, counts:
+# Arabic-Indic, Devanagari, Thai, fullwidth, mathematical bold and monospace, Adlam; alone or mixed
+# in one literal); whitespace of every kind around them (the non-ASCII ones Python strips, and the
+# traps it does not: U+001C-U+001F, which str.isspace() counts, U+200B, U+FEFF, U+180E, NUL);
+# signs, underscores in every position (between digits, doubled, leading, trailing, beside the
+# point, the sign or the exponent); the point and exponents of every form (1e5, .5, 5., 1E-3,
+# +.5e+2, e400, e-400, e99999999999999999999); inf, infinity and nan in any case and their near
+# misses; hex and other prefixes; integers around int64's edges (2**63 - 1, 2**63, -2**63 - 1)
+# and past them; zero padding around CPython's 4300-digit limit; float reprs, long fixed
+# expansions and the exact midpoints between adjacent doubles (and a hair either side), where
+# only a correctly rounded conversion is right; digit-like characters that are not decimal
+# digits ('²', '①', 'Ⅳ', '零', the Arabic decimal separator); and short junk over all of these.
+NUMBER_DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x966, 0xE50, 0xFF10, 0x104A0, 0x11066, 0x1D7CE, 0x1D7F6, 0x1E950)
+NUMBER_SPACES = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
+NUMBER_NOT_SPACES = "\x1c\x1d\x1e\x1f\u200b\ufeff\u180e\x00"
+NUMBER_NOT_DIGITS = "²³¹⁰₀①⑩⅓Ⅳ〇零一٫٬"
+NUMBER_WORDS = ("inf", "infinity", "nan")
+NUMBER_NEAR_WORDS = ("in", "infinit", "infinityy", "infs", "na", "nann", "nan0", "nan(1)", "inf_inity", "infinity_")
+NUMBER_JUNK = ("0x", "0X1F", "0b1", "0o7", "1p3", "0x1p3", "x", "e", "E", ".", "..", "+", "-", "_", "__", "j", "1j",
+               "1.2.3", "--", "+-", "é", "?")
+_NUMBER_ALPHABET = ("0123456789" + "٠١٢٣" + "०९" + "０９" + "𝟎𝟗" + "+-_.eE" + "infatyINFATY" + " \t\n\x0b\x85\xa0\u3000"
+                    + "\x1c\x1f\u200b\x00" + "²①x")
+_INT64_EDGES = (2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1, 2**64, 10**18, 10**19, 9999999999999999999, 99999999999999999999)
+
+
+def _random_case(draw: st.DrawFn, word: str) -> str:
+    flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)), label="letter cases")
+    return "".join(c.upper() if up else c for c, up in zip(word, flips))
+
+
+@st.composite
+def _digit_string(draw: st.DrawFn) -> str:
+    """The ASCII digits of an integer: small, wide, at and past int64's edges, or long."""
+    return draw(st.one_of(
+        st.integers(0, 999).map(str),
+        st.integers(0, 2**70).map(str),
+        st.tuples(st.sampled_from(_INT64_EDGES), st.integers(-3, 3)).map(lambda t: str(max(t[0] + t[1], 0))),
+        st.text(st.sampled_from("0123456789"), min_size=1, max_size=40),
+    ), label="digits")
+
+
+@st.composite
+def _midpoint(draw: st.DrawFn) -> str:
+    """The exact decimal expansion of the midpoint between a double and the next one up, or a hair
+    above or below it: ties go to the even significand, and only a correctly rounded conversion
+    gets every one of them right."""
+    x = draw(st.floats(min_value=0.0, max_value=1.7976931348623155e308), label="double below the midpoint")
+    ctx = Context(prec=1200)
+    mid = ctx.divide(ctx.add(Decimal(x), Decimal(math.nextafter(x, math.inf))), 2)
+    nudge = draw(st.sampled_from((0, 0, 1, -1)), label="midpoint nudge")
+    if nudge:
+        mid = ctx.add(mid, ctx.multiply(Decimal((0, (1,), mid.as_tuple().exponent - 30)), nudge))
+    return str(mid)
+
+
+def _float_literal() -> st.SearchStrategy[str]:
+    """A decimal float literal in ASCII, of every form Python's float() reads."""
+    floats = st.floats(allow_nan=False, allow_infinity=False, min_value=0.0)
+    integer = st.text(st.sampled_from("0123456789"), min_size=0, max_size=25)
+    exponent = st.one_of(
+        st.just(""),
+        st.tuples(st.sampled_from("eE"), st.sampled_from(("", "+", "-")),
+                  st.one_of(st.integers(0, 30), st.integers(280, 340), st.integers(0, 10**22)).map(str)).map("".join),
+    )
+    built = st.tuples(integer, st.sampled_from((".", ".", "")), integer, exponent).map("".join)
+    return st.one_of(
+        floats.map(repr),
+        floats.map(lambda v: f"{v:.17e}"),
+        floats.map(lambda v: f"{v:.25g}"),
+        st.floats(min_value=0.0, max_value=1e300, allow_nan=False).map(lambda v: f"{v:f}"),  # up to 301 digits
+        _midpoint(),
+        built,
+    )
+
+
+@st.composite
+def _number_literal(draw: st.DrawFn) -> str:
+    # Half the literals are clean (what Python reads: the sign, the whitespace and the underscores
+    # all legal), so that values are compared and not only errors; the rest may be spoiled anywhere.
+    clean = draw(st.booleans(), label="clean literal")
+    kind = draw(st.sampled_from(("int", "int", "int", "float", "float", "float", "word")), label="literal kind")
+    if kind == "word":
+        words = st.sampled_from(NUMBER_WORDS) if clean else st.one_of(st.sampled_from(NUMBER_WORDS),
+                                                                      st.sampled_from(NUMBER_NEAR_WORDS))
+        body = _random_case(draw, draw(words, label="word"))
+    else:
+        body = draw(_digit_string() if kind == "int" else _float_literal(), label="literal")
+        # zero padding around CPython's 4300-digit limit for int(), now and then
+        if draw(st.integers(0, 15), label="pad around 4300 digits?") == 0:
+            body = "0" * draw(st.integers(4290, 4310), label="zeros") + body
+        # underscores: between digits (allowed), or, spoiled, anywhere (doubled, leading, trailing,
+        # beside the point or the exponent)
+        for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2, 3)), label="underscores")):
+            if clean:
+                between = [i for i in range(1, len(body)) if body[i - 1].isdigit() and body[i].isdigit()]
+                if not between:
+                    break
+                at = between[draw(st.integers(0, len(between) - 1), label="underscore between digits")]
+                body = body[:at] + "_" + body[at:]
+            else:
+                at = draw(st.integers(0, len(body)), label="underscore position")
+                body = body[:at] + draw(st.sampled_from(("_", "_", "__")), label="underscore") + body[at:]
+        # digits of other scripts: the whole literal in one, or (short ones) digit by digit
+        script = draw(st.sampled_from(("ascii", "ascii", "one", "mixed")), label="digit script")
+        if script == "one":
+            zero = draw(st.sampled_from(NUMBER_DIGIT_ZEROS), label="script's zero")
+            body = "".join(chr(zero + ord(c) - 48) if "0" <= c <= "9" else c for c in body)
+        elif script == "mixed" and len(body) <= 40:
+            body = "".join(chr(draw(st.sampled_from(NUMBER_DIGIT_ZEROS), label="digit's script") + ord(c) - 48)
+                           if "0" <= c <= "9" else c for c in body)
+    signs = ("", "", "-", "+") if clean else ("", "-", "+", "+-", "--", "- ", "-_", "+ ")
+    sign = draw(st.sampled_from(signs), label="sign")
+    spaces = st.one_of(st.just(""), _one_of_chars(NUMBER_SPACES, 1, 3))
+    if not clean:
+        spaces = st.one_of(spaces, _one_of_chars(NUMBER_NOT_SPACES), _one_of_chars(NUMBER_SPACES + NUMBER_NOT_SPACES, 1, 3))
+    text = draw(spaces, label="leading space") + sign + body + draw(spaces, label="trailing space")
+    # spoiled: now and then a piece that spoils it (or, after the whitespace, a prefix Python refuses)
+    if not clean and draw(st.booleans(), label="spoil?"):
+        junk = draw(st.one_of(st.sampled_from(NUMBER_JUNK), st.sampled_from(NUMBER_NOT_DIGITS),
+                              st.sampled_from(NUMBER_NOT_SPACES)), label="junk")
+        at = draw(st.integers(0, len(text)), label="junk position")
+        text = text[:at] + junk + text[at:]
+    return text
+
+
+def number_text() -> st.SearchStrategy[str]:
+    return st.one_of(
+        _number_literal(), _number_literal(), _number_literal(), _number_literal(),
+        st.text(st.sampled_from(_NUMBER_ALPHABET), max_size=12),
+        text_pieces(),
+    )
+
+
+def long_number_text(size: int, tail: bool) -> tuple[str, str]:
+    """A numeric literal of at least ``size`` bytes as UTF-8, and what it is: the scale stage's
+    ``number_text`` cases. Without ``tail``, ideographic and ASCII space around -0...012345678901234567
+    with the zeros fullwidth (int(): the 4300-digit limit; float(): the digits after the zeros).
+    With it, the exact midpoint between 1.0 and the next double, 1.00000000000000011102230246251565404236316680908203125,
+    then zeros and a final 1 (float(): a hair above the tie, so 1.0000000000000002, where a
+    converter that reads only the first few hundred digits sees a tie and rounds to even, 1.0)."""
+    if not tail:
+        zeros = "\uff10" * (size // 3 + 1)
+        return "\u3000 -" + zeros + "12345678901234567 \t", "fullwidth zeros before 17 digits"
+    mid = "1.00000000000000011102230246251565404236316680908203125"
+    return mid + "0" * max(size - len(mid), 0) + "1", "a hair above the midpoint between 1.0 and the next double"
