@@ -80,6 +80,12 @@ prose = st.text(alphabet=st.sampled_from("abAé日 ,;=.!?/-\n\t\u3000\x1f"), max
 # What the casing functions meet: letters whose case mapping is several code points (ß, İ, ﬁ),
 # capital sigmas where Final_Sigma applies and where it does not, apostrophes, titlecase ǅ.
 cased = st.text(alphabet=st.sampled_from("aAzZßİıiIﬁǅΣσςΟΔΥΕ'. -_\u3000é日"), max_size=16)
+# What int() and float() of a str meet: digits of several scripts, signs, points, exponents, underscores,
+# whitespace, inf/nan spellings, and junk; ints past int64 are the compiled OverflowError (ints are int64).
+numeric_text = st.one_of(
+    st.integers(-10**18, 10**18).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(alphabet=st.sampled_from("0123456789٣४３_+-.eE \t\u3000xinfa"), max_size=8),
+    st.sampled_from(["", " 12 ", "1_000", "1__0", "-0", "+.5e+2", "Infinity", "-nan", "0x10", "٣٤", "1e999"]))
 ARRAY_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 ONE_DIM_OR_MORE = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)
 
@@ -465,6 +471,9 @@ CASES: dict[str, Case] = {
                                       text)),
     # x[i, j]: probabilities of n rows and n ids, now and then one more id than rows or an id out of range
     "chosen_token_probs": Case(probs_and_ids()),
+    # int() and float() of text: numeric literals of several scripts and spellings, and junk
+    "parse_ids": Case(st.tuples(st.lists(numeric_text, max_size=5))),
+    "parse_threshold": Case(st.tuples(numeric_text, finite())),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

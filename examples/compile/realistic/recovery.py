@@ -62,3 +62,22 @@ def checked_lookup(table: dict[str, float], key: str) -> float:
         return table[key]
     except LookupError:
         raise ValueError(f"unknown key {key!r}")
+
+
+def parse_ids(fields: list[str]) -> list[int]:
+    """Token ids parsed from text fields, the malformed ones skipped (int() of a str, ValueError handled)."""
+    ids = []
+    for f in fields:
+        try:
+            ids.append(int(f))
+        except ValueError:
+            continue
+    return ids
+
+
+def parse_threshold(text: str, default: float) -> float:
+    """A threshold read from a config value: float() of the text, the default where it does not parse."""
+    try:
+        return float(text)
+    except ValueError:
+        return default
