@@ -171,7 +171,9 @@ def test_drawn_indices_are_mostly_valid_both_signs_and_sometimes_out_of_range(sp
         counts["empty"] += idx.size == 0
         counts["nonempty"] += ref.size > 0
     total = sum(counts[k] for k in ("valid", "index_error", "value_error"))
-    assert counts["valid"] >= 0.6 * total, counts
+    # About 60% of draws are valid (0.54 to 0.69 over seeds and runs, measured; Hypothesis's draws for one
+    # seed differ between a lone run and an xdist worker that drew other strategies first): "mostly" is > 1/2
+    assert counts["valid"] >= 0.5 * total, counts
     assert 3 <= counts["index_error"] <= 0.3 * total and counts["value_error"] >= 2, counts
     assert counts["negative"] >= 0.3 * total and counts["empty"] >= 2 and counts["nonempty"] >= 0.4 * total, counts
 
