@@ -827,13 +827,14 @@ class Propagator:
         return types[0]
 
     def operands(self, e: ir.BoolOp, assigned: set[str], typed: Callable) -> list:
-        """Each operand of ``a and b`` typed in turn (``typed`` returns what is kept of it), each knowing what
-        the operands before it proved: in `m is not None and m.any()`, m is not None by the second."""
+        """Each operand of ``a and b`` typed in turn by ``typed`` (expr, giving its type, or condition, giving
+        the test it becomes), each knowing what the operands before it proved: in `m is not None and m.any()`,
+        m is not None by the second."""
         before, out = self.maybe_none, []
         for v in e.values:
             out.append(typed(v, assigned))
-            self.maybe_none = self.maybe_none - _present_if(out[-1] if isinstance(out[-1], ir.Expr) else v,
-                                                            e.op == "and")
+            test = out[-1] if typed == self.condition else v
+            self.maybe_none = self.maybe_none - _present_if(test, e.op == "and")
         self.maybe_none = before
         return out
 

@@ -298,9 +298,7 @@ class Tracer:
         parts = ast.List([ast.Call(ast.Name("str", ast.Load()), [a], []) for a in call.args], ast.Load())
         text = ast.BinOp(ast.Call(ast.Attribute(sep, "join", ast.Load()), [parts], []), ast.Add(), end) \
             if call.args else ast.BinOp(ast.Constant(""), ast.Add(), end)  # print(): end alone (a str)
-        for node in ast.walk(text):
-            if not hasattr(node, "lineno") or node.lineno is None:
-                ast.copy_location(node, call)
+        _located(text, call)
         return ir.Print(call.lineno, self.expr(text))
 
     def try_statement(self, s: ast.Try) -> ir.Try:
@@ -627,9 +625,7 @@ class Tracer:
         if literal or not parts:
             parts.append(ast.Constant(literal))
         out = ast.JoinedStr(parts)
-        for node in ast.walk(out):
-            if not hasattr(node, "lineno") or node.lineno is None:
-                ast.copy_location(node, e)
+        _located(out, e)
         return out
 
     def replacement_field(self, e: ast.JoinedStr, part: ast.expr) -> ir.Expr:
@@ -1009,9 +1005,7 @@ class Tracer:
             raise self.error(key, f"key={ast.unparse(key)} is not supported by opgen compile",
                              "write it as a lambda: key=lambda x: ...")
         comp = ast.ListComp(body, [ast.comprehension(ast.Name(item, ast.Store()), iterable, [], 0)])
-        for node in ast.walk(comp):
-            if not hasattr(node, "lineno") or node.lineno is None:
-                ast.copy_location(node, key)
+        _located(comp, key)
         return self.expr(comp)
 
     def dict_call(self, e: ast.Call) -> ir.Expr:
@@ -1153,6 +1147,14 @@ def _nested_functions(fn: ast.FunctionDef) -> dict[str, ast.FunctionDef]:
 
     visit(fn.body)
     return found
+
+
+def _located(tree: ast.AST, at: ast.AST) -> None:
+    """Gives the nodes of syntax the compiler wrote (print's text, a % format's f-string, a key's comprehension)
+    the source position of what they stand for, so errors in them point at the user's line."""
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) is None:
+            ast.copy_location(node, at)
 
 
 def _assigned_names(fn: ast.FunctionDef) -> set[str]:
