@@ -104,6 +104,9 @@ ID_KINDS_TEXT = {
 def _domain_text(dom: Domain | None) -> str:
     if dom is None:
         return "any value of the type"
+    if dom.prepared_by is not None:
+        return (f"exactly what {dom.prepared_by} returns (for arguments from its own domain), prepared once by "
+                "the caller; rely on everything its spec promises, and stay inside it on any other value")
     parts = []
     if dom.min is not None or dom.max is not None:
         parts.append(f"values in [{dom.min if dom.min is not None else '-inf'}, {dom.max if dom.max is not None else 'inf'}]")

@@ -285,6 +285,70 @@ def wordpiece_encode(vocab: list[str], texts: list[str], max_length: int) -> lis
     return flatten_encodings(tok.encode_batch(list(texts))) if texts else []
 
 
+# The prepared vocabulary of ``opgen.text.wordpiece_encode_table``: what a pipeline builds once,
+# at load, so that a call does not hash 30522 pieces before its first token (see the spec).
+WORDPIECE_TABLE_HEADER = 10
+
+
+def _fnv1a_mixed(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h ^ (h >> 29)
+
+
+def wordpiece_vocab_table(vocab: list[str]) -> list[int]:
+    """``opgen.text.wordpiece_vocab_table``: the vocabulary as one flat int64 table (header, an
+    open-addressing hash table of ids, byte offsets, the pieces' UTF-8 bytes 8 to a word), laid
+    out exactly as specs/opgen/text/wordpiece_vocab_table.yaml says."""
+    pieces = [piece.encode() for piece in vocab]
+    ids: dict[bytes, int] = {}
+    for i, piece in enumerate(pieces):
+        if piece in ids:
+            raise ValueError(f"the vocabulary repeats the piece {vocab[i]!r}")
+        ids[piece] = i
+    missing = [t for t in BERT_SPECIAL_TOKENS if t.encode() not in ids]
+    if missing:
+        raise ValueError(f"the vocabulary lacks the special token {missing[0]}")
+    n, slots = len(pieces), 16
+    while slots < 2 * n:
+        slots *= 2
+    table = [-1] * slots
+    for i, piece in enumerate(pieces):
+        s = _fnv1a_mixed(piece) & (slots - 1)
+        while table[s] >= 0:
+            s = (s + 1) & (slots - 1)
+        table[s] = i
+    offsets = [0]
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    blob = b"".join(pieces)
+    blob += bytes(-len(blob) % 8)
+    words = [int.from_bytes(blob[k:k + 8], "little", signed=True) for k in range(0, len(blob), 8)]
+    max_plain = max(len(p) for p in pieces)
+    max_cont = max((len(p) - 2 for p in pieces if p.startswith(b"##")), default=0)
+    header = [n, slots, *(ids[t.encode()] for t in BERT_SPECIAL_TOKENS), max_plain, max_cont, offsets[-1]]
+    return header + table + offsets + words
+
+
+def wordpiece_table_vocab(table: Any) -> list[str]:
+    """The vocabulary a table of ``wordpiece_vocab_table`` holds, in id order."""
+    t = [int(v) for v in np.asarray(table, dtype=np.int64).reshape(-1)]
+    n, slots, total = t[0], t[1], t[9]
+    start = WORDPIECE_TABLE_HEADER + slots
+    offsets = t[start:start + n + 1]
+    blob = b"".join(w.to_bytes(8, "little", signed=True) for w in t[start + n + 1:])[:total]
+    return [blob[offsets[i]:offsets[i + 1]].decode() for i in range(n)]
+
+
+def wordpiece_encode_table(table: Any, texts: list[str], max_length: int) -> list[int]:
+    """``opgen.text.wordpiece_encode_table``: ``wordpiece_encode`` over the vocabulary ``table``
+    holds (a table ``wordpiece_vocab_table`` built)."""
+    if max_length < 2:
+        raise ValueError(f"max_length {max_length} leaves no room for [CLS] and [SEP]; it must be at least 2")
+    return wordpiece_encode(wordpiece_table_vocab(table), texts, max_length)
+
+
 # --- Embedding-model ops computed by a module rather than one torch function ------------
 # Each is written with torch ops exactly as the model's module computes it (the class is
 # named), so the kernels are checked against what the model really does.

@@ -37,6 +37,10 @@ TARGETS = {
     SPEC: "prompt",
     ROOT / "answers/cpp/opgen.text.wordpiece_encode__bert_uncased.cpp": "cpp",
     ROOT / "answers/rust/opgen.text.wordpiece_encode__bert_uncased.rs": "rust",
+    # the same tokenizer over a vocabulary prepared once (opgen.text.wordpiece_vocab_table)
+    ROOT / "specs/opgen/text/wordpiece_encode_table.yaml": "prompt",
+    ROOT / "answers/cpp/opgen.text.wordpiece_encode_table__bert_uncased.cpp": "cpp",
+    ROOT / "answers/rust/opgen.text.wordpiece_encode_table__bert_uncased.rs": "rust",
 }
 BEGIN = "BEGIN GENERATED TABLES (scripts/gen_wordpiece_tables.py; do not edit)"
 END = "END GENERATED TABLES"

@@ -68,10 +68,11 @@ def test_seed_from_python_matches_sentence_transformers_and_ranks_paris_first(se
     (pipe,) = manifest["pipelines"]
     assert pipe["model"] == "all-minilm-l6-v2" and pipe["architecture"] == "bert"
     assert {k["role"] for k in pipe["kernels"]} == {"K_EMBEDDING", "K_ADD", "K_LAYER_NORM", "K_LINEAR_BIAS", "K_TRANSPOSE",
-                                                   "K_SDPA", "K_GELU", "K_MEAN_POOL", "K_NORMALIZE", "K_WORDPIECE"}
+                                                   "K_SDPA", "K_GELU", "K_MEAN_POOL", "K_NORMALIZE", "K_WORDPIECE_TABLE",
+                                                   "K_WORDPIECE"}
     registry, specs = Registry(CHECKOUT / "generated"), load_all(CHECKOUT / "specs")
     wordpiece = next(k for k in pipe["kernels"] if k["role"] == "K_WORDPIECE")
-    served = registry.lookup("opgen.text.wordpiece_encode", ["list[str]", "list[str]", "int"], specs, "cpu-cpp")
+    served = registry.lookup("opgen.text.wordpiece_encode_table", ["tensor[int64]", "list[str]", "int"], specs, "cpu-cpp")
     assert wordpiece["kernel_sha256"] == served.data["files"]["kernel"]["sha256"] and wordpiece["variant"] == served.variant
     assert [(k["op"], k["overload"]) for k in manifest["kernels"]] == [("operator.add", "str")]
     # The library exports its entry point, the usage counter and opgen_free; the glue's entry points stay inside.
@@ -151,10 +152,10 @@ def test_a_kernel_the_function_and_the_pipeline_share_is_linked_once(tmp_path: P
     own = kernels_of(fn)
     assert [(k.spec.op, k.overload.name) for k in own] == [("operator.add", "tensor_f32")]
     extra = link.pipeline_kernels(pipelines, own, specs)
-    assert len(extra) == 9 and "operator.add" not in {k.spec.op for k in extra}
+    assert len(extra) == 10 and "operator.add" not in {k.spec.op for k in extra}
     job = link.build_job(fn, "// emitted", own, pipelines, extra)
     units = [u for u in job.sealed if u[0].endswith(".kernel.cpp")]
-    assert len(units) == 10 and len({u[0] for u in units}) == 10
+    assert len(units) == 11 and len({u[0] for u in units}) == 11
     record = link.pipeline_record(pipelines[0], own, specs, project.root)
     shared = [k["op"] for k in record["kernels"] if k["shared_with_function"]]
     assert shared == ["operator.add"]

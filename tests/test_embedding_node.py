@@ -30,7 +30,7 @@ def test_node_client_embeddings_match_sentence_transformers(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["pipeline", "all-minilm-l6-v2", "-o", str(tmp_path / "pipelines"),
                                       "--root", str(CHECKOUT)])
     assert result.exit_code == 0, result.output
-    assert "10 registry kernels linked" in result.output
+    assert "11 registry kernels linked" in result.output
     # Never unmapped by a dlclose: koffi unloads at exit, and libgomp's idle workers would wake in unmapped code.
     dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "pipelines" / "all-minilm-l6-v2" / "lib.so")],
                              capture_output=True, text=True, check=True)
@@ -60,7 +60,7 @@ def test_node_client_serves_the_int8_model_as_python_does(tmp_path: Path) -> Non
     result = CliRunner().invoke(app, ["pipeline", "all-minilm-l6-v2:int8", "-o", str(tmp_path / "pipelines"),
                                       "--root", str(CHECKOUT)])
     assert result.exit_code == 0, result.output
-    assert "14 registry kernels linked" in result.output and "opgen.nn.int8_matmul" in result.output
+    assert "15 registry kernels linked" in result.output and "opgen.nn.int8_matmul" in result.output
     script = (f"const {{ Client }} = require({json.dumps(str(NODE_CLIENT))});"
               f"new Client({{ pipelines: {json.dumps(str(tmp_path / 'pipelines'))} }}).embeddings"
               f".create({{ model: 'all-minilm-l6-v2:int8', input: {json.dumps(TEXTS)} }})"

@@ -32,7 +32,9 @@ BERT_KERNELS: dict[str, tuple[str, list[str]]] = {
     "K_GELU": ("torch.nn.functional.gelu", [F32, "str"]),
     "K_MEAN_POOL": ("opgen.nn.masked_mean_pool", [F32, I64]),
     "K_NORMALIZE": ("torch.nn.functional.normalize", [F32, "float", "int", "float"]),
-    "K_WORDPIECE": ("opgen.text.wordpiece_encode", ["list[str]", "list[str]", "int"]),
+    # the vocabulary laid out once at load; every call's tokenizer reads that table
+    "K_WORDPIECE_TABLE": ("opgen.text.wordpiece_vocab_table", ["list[str]"]),
+    "K_WORDPIECE": ("opgen.text.wordpiece_encode_table", [I64, "list[str]", "int"]),
 }
 
 # The int8 roles (dynamic per-token int8 activations x per-channel int8 weights, int32

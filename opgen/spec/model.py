@@ -155,6 +155,13 @@ class Domain(Strict):
     # whole tensor, where a sum or a pair of products held in a narrower accumulator than the
     # contract's saturates or wraps. Planted edges alone are a few scattered elements.
     edge_runs: bool = False
+    # The argument is what another op returns ("opgen.text.wordpiece_vocab_table", an op of one
+    # overload), for arguments drawn from that op's own domain: data a caller prepares once (a
+    # tokenizer's vocabulary laid out as a table) and hands to every call. The gate computes it
+    # with that op's reference, so the kernel may rely on everything that op's spec promises; the
+    # other fields do not apply. For a list[int] result, a 1-D int64 tensor parameter or a
+    # list[int] one.
+    prepared_by: str | None = None
 
 
 class BenchTensor(Strict):
@@ -277,6 +284,7 @@ class Overload(Strict):
                 _check_multiple_of(key, dom, sig, info.data.get("shape"))
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
+                _check_prepared(key, dom, sig)
                 _check_lattice(key, dom, sig, info.data.get("shape"), v)
                 if dom.edge_runs and not (sig.param(key).type.is_tensor and sig.param(key).type.dtype.dl_code
                                           in (DL_INT, DL_UINT)):
@@ -360,6 +368,16 @@ def _check_ids(key: str, dom: Domain, sig: Signature) -> None:
     if of is None or of.kind != "list" or of.elem.name != "str" or names.index(dom.ids_of) > names.index(key):
         raise ValueError(f"domain.{key}.ids_of names {dom.ids_of!r}; name a list[str] parameter before {key} "
                          "(the vocabulary the ids index)")
+
+
+def _check_prepared(key: str, dom: Domain, sig: Signature) -> None:
+    if dom.prepared_by is None:
+        return
+    if set(dom.model_dump(exclude_defaults=True)) != {"prepared_by"}:
+        raise ValueError(f"domain.{key}: prepared_by gives the whole argument; remove the other fields")
+    t = sig.param(key).type
+    if not (t.kind == "list" and t.elem.name == "int") and not (t.is_tensor and t.dtype.name == "int64"):
+        raise ValueError(f"domain.{key}.prepared_by is for list[int] or tensor[int64] parameters; {key} is {t}")
 
 
 def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:
@@ -930,6 +948,28 @@ def load_all(root: Path) -> dict[str, Spec]:
                 errors.append(f"{spec.path}:1: {name!r} already names {owner[name].op} ({owner[name].path}); "
                               "a name may belong to one spec only")
             owner.setdefault(name, spec)
+    errors += _prepared_errors(specs)
     if errors:
         raise SpecError("\n".join(errors), hint="fix the spec files named above")
     return specs
+
+
+def _prepared_errors(specs: dict[str, Spec]) -> list[str]:
+    """A domain's prepared_by names an op of one overload whose result the parameter can take."""
+    errors = []
+    for spec in specs.values():
+        for overload in spec.overloads:
+            for key, dom in overload.domain.items():
+                if dom.prepared_by is None:
+                    continue
+                where = f"{spec.path}:1: {spec.op} {overload.name}: domain.{key}.prepared_by"
+                source = specs.get(dom.prepared_by)
+                if source is None:
+                    errors.append(f"{where} names {dom.prepared_by!r}, which no spec defines")
+                elif len(source.overloads) != 1:
+                    errors.append(f"{where} names {source.op}, which has {len(source.overloads)} overloads; "
+                                  "a preparing op has one")
+                elif str(source.overloads[0].sig.returns) != "list[int]":
+                    errors.append(f"{where} names {source.op}, which returns {source.overloads[0].sig.returns}; "
+                                  "a prepared argument is a list[int] result")
+    return errors

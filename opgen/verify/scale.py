@@ -45,6 +45,7 @@ from opgen.spec.dtypes import dtype as _dtype_named
 from opgen.verify.compare import is_array_list
 from opgen.spec.shapes import CREATION, GATHER, GATHER_SIGNED, JOIN, MOVEMENT, dot_shape, dot_terms, pool2d_error, pool_error
 from opgen.spec.model import BenchTensor, Domain, Overload, Spec, lattice_cores
+from opgen.verify import prepared
 from opgen.verify.text_strategies import every_code_point, long_number_text
 from opgen.verify.strategies import (axis_length, draw_integers, edge_grid, edge_runs, examples, integer_edges,
                                      lay_out, snap_to_lattice, special_value)
@@ -965,7 +966,9 @@ class _Builder:
         texts = [p for p in params if p.type.name == "str" or (p.type.kind == "list" and p.type.elem.name == "str")]
         if not texts or all(self.dom(p.name).choices is not None for p in texts):
             return  # no strings, or only a few fixed ones: nothing grows
+        prepared_by = {p.name: self.dom(p.name).prepared_by for p in params if self.dom(p.name).prepared_by}
         kinds = {self.dom(p.name).strings for p in params}
+        kinds |= {d.strings for op in prepared_by.values() for d in prepared.preparing(op)[1].domain.values()}
         if "bpe_vocab" in kinds:
             yield from self.grown_texts()
             return
@@ -975,7 +978,10 @@ class _Builder:
             notes: list[str] = []
             for p in params:
                 dom, t = self.dom(p.name), p.type
-                if dom.strings == "wordpiece_vocab":
+                if p.name in prepared_by:
+                    args[p.name], note = self.prepared(prepared_by[p.name], t)
+                    notes.append(note)
+                elif dom.strings == "wordpiece_vocab":
                     args[p.name] = wordpiece_vocabulary(self.rng, TABLE_ROWS + int(self.rng.integers(1, 4096)))
                     notes.append(f"{len(args[p.name])} vocabulary pieces")
                 elif t.kind == "list" and t.elem.name == "str":
@@ -1009,6 +1015,17 @@ class _Builder:
                 label = "4.3 MB"  # the whole of Unicode, not the grown size
             yield ScaleCase(name=f"derived: strings of {label}" + (f", {notes[0]}" if notes else ""), args=args,
                             origin="derived", distribution="text", notes=notes)
+
+    def prepared(self, op: str, t: Any) -> tuple[Any, str]:
+        """A prepared argument at scale: ``op``'s reference result for the first of its own scale
+        cases that it accepts (a WordPiece table of a 65536+ piece vocabulary)."""
+        spec, overload = prepared.preparing(op)
+        for case in _Builder(spec, overload, int(self.rng.integers(0, 2**32)), self.budget).derived():
+            try:
+                return prepared.prepare(op, case.args, t), f"{op} of {case.name.removeprefix('derived: ')}"
+            except prepared.NotPrepared:
+                continue
+        raise ValueError(f"{op}: none of its scale cases is an argument it accepts; give its spec a scale case")
 
     def grown_texts(self) -> Iterator[ScaleCase]:
         """Where the other arguments must agree with each other (a BPE vocabulary, its merges and its

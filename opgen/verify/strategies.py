@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -26,7 +27,7 @@ from opgen.spec.dtypes import DType
 from opgen.spec.nativetypes import NativeType
 from opgen.spec.model import Domain, Overload, lattice_cores
 from opgen.spec.shapes import GATHER, GATHER_SIGNED, JOIN, MOVEMENT, dot_shape, dot_terms, pad_pairs
-from opgen.verify import bpe_strategies, text_strategies
+from opgen.verify import bpe_strategies, prepared, text_strategies
 from opgen.arrays import c_order
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -297,8 +298,21 @@ def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
     return st.text(st.characters(exclude_categories=("Cs",)), max_size=dom.max_len if dom.max_len is not None else 64)
 
 
+@st.composite
+def prepared_argument(draw: st.DrawFn, op: str, t: NativeType) -> Any:
+    """What ``op`` (a domain's prepared_by) returns for arguments drawn from its own domain."""
+    _, preparing_overload = prepared.preparing(op)
+    args = draw(examples(preparing_overload), label=f"{op}'s arguments")
+    try:
+        return prepared.prepare(op, args, t)
+    except prepared.NotPrepared:
+        assume(False)  # an error of the preparing op: not an argument it ever hands on
+
+
 def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
-    tensors = overload.sig.tensor_params
+    # a prepared tensor is another op's result, not a shape drawn here
+    tensors = [p for p in overload.sig.tensor_params
+               if overload.domain.get(p.name, Domain()).prepared_by is None]
     if not tensors:
         return {}
     doms = [overload.domain.get(p.name, Domain()) for p in tensors]
@@ -393,6 +407,8 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         t = p.type
         if p.name in moved:
             args[p.name] = moved[p.name]
+        elif dom.prepared_by is not None:
+            args[p.name] = draw(prepared_argument(dom.prepared_by, t), label=p.name)
         elif t.kind == "tensor" and dom.index_of is not None:
             signed = GATHER_SIGNED.get(overload.rule.kind, True) if overload.rule is not None else True
             args[p.name] = draw(_tensor_of_indices(shapes[p.name], t.dtype,
