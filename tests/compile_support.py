@@ -170,7 +170,7 @@ def plain(value: Any) -> Any:
 
 
 def assert_same(expected: tuple[str, Any], got: tuple[str, Any], *, rtol: float = 0.0, atol: float = 0.0,
-                context: str = "") -> None:
+                signed_zeros: bool = True, context: str = "") -> None:
     kind, want = expected
     got_kind, have = got
     if kind == "error":
@@ -178,10 +178,10 @@ def assert_same(expected: tuple[str, Any], got: tuple[str, Any], *, rtol: float 
         assert isinstance(want, type(have)), f"{context}: Python raised {want!r}, the compiled function {have!r}"
         return
     assert got_kind == "ok", f"{context}: Python returned {want!r}, the compiled function raised {have!r}"
-    _same_value(plain(want), plain(have), rtol, atol, context)
+    _same_value(plain(want), plain(have), rtol, atol, context, signed_zeros)
 
 
-def _same_value(want: Any, have: Any, rtol: float, atol: float, context: str) -> None:
+def _same_value(want: Any, have: Any, rtol: float, atol: float, context: str, signed_zeros: bool = True) -> None:
     if isinstance(want, np.ndarray):
         have = np.asarray(have)
         assert have.dtype == want.dtype and have.shape == want.shape, \
@@ -191,19 +191,19 @@ def _same_value(want: Any, have: Any, rtol: float, atol: float, context: str) ->
     if isinstance(want, (list, tuple)):
         assert type(have) is type(want) and len(have) == len(want), f"{context}: want {want!r}, got {have!r}"
         for w, h in zip(want, have):
-            _same_value(w, h, rtol, atol, context)
+            _same_value(w, h, rtol, atol, context, signed_zeros)
         return
     if isinstance(want, dict):  # the same keys in the same (insertion) order, and the same values
         assert isinstance(have, dict) and list(have) == list(want), f"{context}: want {want!r}, got {have!r}"
         for k in want:
-            _same_value(want[k], have[k], rtol, atol, context)
+            _same_value(want[k], have[k], rtol, atol, context, signed_zeros)
         return
     if isinstance(want, float):
         assert isinstance(have, float), f"{context}: want float {want!r}, got {have!r}"
         if math.isnan(want):
             assert math.isnan(have), f"{context}: want nan, got {have!r}"
         elif rtol == 0 and atol == 0:
-            assert have == want and math.copysign(1, have) == math.copysign(1, want), \
+            assert have == want and (not signed_zeros or math.copysign(1, have) == math.copysign(1, want)), \
                 f"{context}: want {want!r}, got {have!r}"
         else:
             assert math.isclose(have, want, rel_tol=rtol, abs_tol=atol), f"{context}: want {want!r}, got {have!r}"
