@@ -290,7 +290,8 @@ def wordpiece_encode(vocab: list[str], texts: list[str], max_length: int) -> lis
 WORDPIECE_TABLE_HEADER = 10
 
 
-def _fnv1a_mixed(data: bytes) -> int:
+def wordpiece_slot_hash(data: bytes) -> int:
+    """The hash that places a piece in wordpiece_vocab_table's slots (home = hash & (C - 1))."""
     h = 0xCBF29CE484222325
     for b in data:
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
@@ -315,7 +316,7 @@ def wordpiece_vocab_table(vocab: list[str]) -> list[int]:
         slots *= 2
     table = [-1] * slots
     for i, piece in enumerate(pieces):
-        s = _fnv1a_mixed(piece) & (slots - 1)
+        s = wordpiece_slot_hash(piece) & (slots - 1)
         while table[s] >= 0:
             s = (s + 1) & (slots - 1)
         table[s] = i

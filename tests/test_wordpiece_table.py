@@ -169,3 +169,27 @@ def test_prepared_by_names_an_op_of_one_overload_with_a_list_int_result(tmp_path
             load_all(specs)
     else:  # a tokenizer, not a preparing op: one overload, list[int] — the check lets it by, the type is right
         assert named in load_all(specs)
+
+
+def test_words_of_names_a_vocabulary_before_the_texts(tmp_path):
+    text = (ROOT / "specs/opgen/text/wordpiece_encode_table.yaml").read_text()
+    path = tmp_path / "wordpiece_encode_table.yaml"
+    path.write_text(text.replace("words_of: table", "words_of: max_length"))
+    with pytest.raises(SpecError, match=re.escape("words_of names 'max_length'; name a list[str] vocabulary")):
+        load_spec(path)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(examples(SPECS[TABLE_OP].overload(OVERLOAD)))
+def test_drawn_table_vocabularies_wrap_around_the_last_slot(args):
+    """Pieces whose probing wraps to slot 0 are in every drawn vocabulary (independent draws almost
+    never had one: a lookup that stops at the last slot passed the gate)."""
+    from opgen.references import wordpiece_slot_hash
+
+    try:
+        table = wordpiece_vocab_table(args["vocab"])
+    except ValueError:
+        return  # a malformed vocabulary: the table op's error
+    slots = table[1]
+    homes = {table[WORDPIECE_TABLE_HEADER + s]: s for s in range(slots) if table[WORDPIECE_TABLE_HEADER + s] >= 0}
+    assert any(s < wordpiece_slot_hash(args["vocab"][i].encode()) & (slots - 1) for i, s in homes.items())

@@ -135,8 +135,10 @@ class Domain(Strict):
     # scripts, signs, underscores, whitespace of every kind, exponents, inf and nan spellings, int64's
     # edges, exact midpoints between doubles, and the near misses Python refuses); its scale cases
     # are literals of 64 KB and more.
+    # "wordpiece_table_vocab" (list[str] only): a wordpiece_vocab with pieces whose hash slots in
+    # opgen.text.wordpiece_vocab_table's layout collide at the last slot, so that probing wraps.
     strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "repr_text", "wordpiece_vocab",
-                     "bpe_vocab", "bpe_text", "number_text"] = "unicode"
+                     "wordpiece_table_vocab", "bpe_vocab", "bpe_text", "number_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
     # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:
@@ -162,6 +164,12 @@ class Domain(Strict):
     # other fields do not apply. For a list[int] result, a 1-D int64 tensor parameter or a
     # list[int] one.
     prepared_by: str | None = None
+    # list[str] texts: in about half the draws, texts spelled from the pieces of the vocabulary
+    # that the named parameter holds (a list[str] parameter, or one prepared_by an op from a
+    # list[str] argument): words of one piece and its continuations ("##" dropped, as WordPiece
+    # spells them in text), so that a lookup meets every kind of piece the vocabulary stores,
+    # where independent text mostly meets pieces it lacks. The other half: the strings kind.
+    words_of: str | None = None
 
 
 class BenchTensor(Strict):
@@ -285,6 +293,7 @@ class Overload(Strict):
                 _check_strings(key, dom, sig.param(key).type)
                 _check_ids(key, dom, sig)
                 _check_prepared(key, dom, sig)
+                _check_words_of(key, dom, sig, v)
                 _check_lattice(key, dom, sig, info.data.get("shape"), v)
                 if dom.edge_runs and not (sig.param(key).type.is_tensor and sig.param(key).type.dtype.dl_code
                                           in (DL_INT, DL_UINT)):
@@ -350,7 +359,7 @@ def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
     is_list = t.kind == "list" and t.elem.name == "str"
     if not (is_list or (t.kind == "scalar" and t.name == "str")):
         raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
-    if dom.strings == "wordpiece_vocab" and not is_list:
+    if dom.strings in ("wordpiece_vocab", "wordpiece_table_vocab") and not is_list:
         raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
     if dom.strings == "bpe_vocab" and not is_list:
         raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
@@ -378,6 +387,20 @@ def _check_prepared(key: str, dom: Domain, sig: Signature) -> None:
     t = sig.param(key).type
     if not (t.kind == "list" and t.elem.name == "int") and not (t.is_tensor and t.dtype.name == "int64"):
         raise ValueError(f"domain.{key}.prepared_by is for list[int] or tensor[int64] parameters; {key} is {t}")
+
+
+def _check_words_of(key: str, dom: Domain, sig: Signature, domains: dict[str, Domain]) -> None:
+    if dom.words_of is None:
+        return
+    t, names = sig.param(key).type, [p.name for p in sig.params]
+    if not (t.kind == "list" and t.elem.name == "str"):
+        raise ValueError(f"domain.{key}.words_of is for list[str] texts; {key} is {t}")
+    of = sig.param(dom.words_of).type if dom.words_of in names else None
+    vocabulary = of is not None and ((of.kind == "list" and of.elem.name == "str")
+                                     or domains.get(dom.words_of, Domain()).prepared_by is not None)
+    if not vocabulary or names.index(dom.words_of) > names.index(key):
+        raise ValueError(f"domain.{key}.words_of names {dom.words_of!r}; name a list[str] vocabulary parameter, or "
+                         f"one prepared_by an op from one, before {key}")
 
 
 def _check_index_into(key: str, dom: Domain, sig: Signature) -> None:

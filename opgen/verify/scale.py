@@ -972,7 +972,7 @@ class _Builder:
         if "bpe_vocab" in kinds:
             yield from self.grown_texts()
             return
-        wordpiece = "wordpiece_vocab" in kinds
+        wordpiece = bool(kinds & {"wordpiece_vocab", "wordpiece_table_vocab"})
         for label, size in (("64 KB", STRING_BYTES + int(self.rng.integers(1, 4096))), ("200 KB", 200 * 1024)):
             args: dict[str, Any] = {}
             notes: list[str] = []
@@ -981,7 +981,7 @@ class _Builder:
                 if p.name in prepared_by:
                     args[p.name], note = self.prepared(prepared_by[p.name], t)
                     notes.append(note)
-                elif dom.strings == "wordpiece_vocab":
+                elif dom.strings in ("wordpiece_vocab", "wordpiece_table_vocab"):
                     args[p.name] = wordpiece_vocabulary(self.rng, TABLE_ROWS + int(self.rng.integers(1, 4096)))
                     notes.append(f"{len(args[p.name])} vocabulary pieces")
                 elif t.kind == "list" and t.elem.name == "str":

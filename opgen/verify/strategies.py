@@ -299,14 +299,17 @@ def _scalar(t: NativeType, dom: Domain) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def prepared_argument(draw: st.DrawFn, op: str, t: NativeType) -> Any:
-    """What ``op`` (a domain's prepared_by) returns for arguments drawn from its own domain."""
+def prepared_argument(draw: st.DrawFn, op: str, t: NativeType) -> tuple[Any, list[str]]:
+    """What ``op`` (a domain's prepared_by) returns for arguments drawn from its own domain, and
+    the first list[str] argument it was prepared from (the vocabulary a words_of spells from)."""
     _, preparing_overload = prepared.preparing(op)
     args = draw(examples(preparing_overload), label=f"{op}'s arguments")
     try:
-        return prepared.prepare(op, args, t)
+        value = prepared.prepare(op, args, t)
     except prepared.NotPrepared:
         assume(False)  # an error of the preparing op: not an argument it ever hands on
+    strings = [args[p.name] for p in preparing_overload.sig.params if p.type.kind == "list" and p.type.elem.name == "str"]
+    return value, strings[0] if strings else []
 
 
 def _shapes(draw: st.DrawFn, overload: Overload) -> dict[str, tuple[int, ...]]:
@@ -401,6 +404,7 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         moved.update(_pool_params(draw, overload, shapes))
     moved.update(_index_axes(draw, overload, shapes, moved))
     args: dict[str, Any] = {}
+    sources: dict[str, list[str]] = {}  # a prepared argument's vocabulary (words_of)
     int_role = 0  # integer tensors so far: the role of the next one in an edge grid
     for p in overload.sig.params:
         dom = overload.domain.get(p.name, Domain())
@@ -408,7 +412,10 @@ def examples(draw: st.DrawFn, overload: Overload) -> dict[str, Any]:
         if p.name in moved:
             args[p.name] = moved[p.name]
         elif dom.prepared_by is not None:
-            args[p.name] = draw(prepared_argument(dom.prepared_by, t), label=p.name)
+            args[p.name], sources[p.name] = draw(prepared_argument(dom.prepared_by, t), label=p.name)
+        elif dom.words_of is not None and draw(st.booleans(), label=f"{p.name} spelled from {dom.words_of}"):
+            vocabulary = sources.get(dom.words_of, args[dom.words_of])
+            args[p.name] = draw(text_strategies.vocabulary_texts(vocabulary, dom.max_len), label=p.name)
         elif t.kind == "tensor" and dom.index_of is not None:
             signed = GATHER_SIGNED.get(overload.rule.kind, True) if overload.rule is not None else True
             args[p.name] = draw(_tensor_of_indices(shapes[p.name], t.dtype,
@@ -1096,6 +1103,8 @@ def string_list_strategy(dom: Domain) -> st.SearchStrategy[list[str]]:
     """A ``list[str]`` parameter whose domain names a ``strings`` kind (max_len: items at most)."""
     if dom.strings == "wordpiece_vocab":
         return text_strategies.wordpiece_vocab(dom.max_len if dom.max_len is not None else 53)
+    if dom.strings == "wordpiece_table_vocab":
+        return text_strategies.wordpiece_table_vocab(dom.max_len if dom.max_len is not None else 53)
     if dom.strings.startswith("bpe_"):  # Gemma-style BPE tokenizers: bpe_strategies.py
         return bpe_strategies.string_list_strategy(dom.strings, dom.max_len)
     items = text_strategies.text_pieces() if dom.strings == "text_pieces" else text_strategies.mixed_text()

@@ -110,6 +110,54 @@ def wordpiece_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
     return draw(st.permutations(list(BERT_SPECIAL_TOKENS) + pieces), label="vocabulary order")
 
 
+@st.composite
+def wordpiece_table_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
+    """A wordpiece_vocab with 2 or 3 more pieces whose home slot in opgen.text.wordpiece_vocab_table's
+    layout (the spec's hash, C slots for this many pieces) is the last one, so that the second and
+    third probe past the end and wrap to slot 0: pieces a lookup must find there. Independent
+    draws almost never fill the end of the slots (4 vocabularies in 300 had a wrapped piece)."""
+    from opgen.references import wordpiece_slot_hash
+
+    extra = draw(st.integers(2, 3), label="pieces colliding at the last slot")
+    vocab = draw(wordpiece_vocab(max(max_len - extra, len(BERT_SPECIAL_TOKENS))))
+    slots = 16
+    while slots < 2 * (len(vocab) + extra):
+        slots *= 2
+    taken, colliders = set(vocab), []
+    start = draw(st.integers(0, 10**6), label="where the search for colliding pieces starts")
+    for i in range(start, start + 200 * slots):  # about one candidate in `slots` qualifies
+        word = "".join(VOCAB_LETTERS[(i // len(VOCAB_LETTERS) ** d) % len(VOCAB_LETTERS)] for d in range(5))
+        piece = "##" + word if i % 2 else word
+        if piece not in taken and wordpiece_slot_hash(piece.encode()) & (slots - 1) == slots - 1:
+            colliders.append(piece)
+            taken.add(piece)
+            if len(colliders) == extra:
+                break
+    for piece in colliders:
+        vocab.insert(draw(st.integers(0, len(vocab)), label="position of a colliding piece"), piece)
+    return vocab
+
+
+@st.composite
+def vocabulary_texts(draw: st.DrawFn, vocabulary: list[str], max_len: int | None = None) -> list[str]:
+    """Texts spelled from a WordPiece vocabulary's own pieces (a domain's ``words_of``): words of
+    one piece and a few continuations ("##" dropped), specials among them, and now and then one
+    text that spells every piece once, so that a lookup meets each piece the table stores (the one
+    whose hash slot wrapped around the table's end included), not only pieces it lacks."""
+    starts = [p for p in vocabulary if not p.startswith("##") and p not in BERT_SPECIAL_TOKENS and p]
+    conts = [p[2:] for p in vocabulary if p.startswith("##") and len(p) > 2]
+    specials = [p for p in vocabulary if p in BERT_SPECIAL_TOKENS]
+    if not starts:
+        return draw(st.lists(mixed_text(), max_size=max_len if max_len is not None else 8))
+    word = st.tuples(st.sampled_from(starts), st.lists(st.sampled_from(conts), max_size=3) if conts else st.just([]))
+    text = st.lists(st.one_of(word.map(lambda w: w[0] + "".join(w[1])),
+                              st.sampled_from(specials) if specials else st.nothing()), max_size=12).map(" ".join)
+    texts = draw(st.lists(text, max_size=max_len if max_len is not None else 8), label="texts of the vocabulary")
+    if texts and draw(st.integers(0, 3), label="one text spelling every piece") == 0:
+        texts[0] = " ".join(starts) + " " + " ".join(starts[i % len(starts)] + c for i, c in enumerate(conts))
+    return texts
+
+
 # Python's format-spec mini-language, [[fill]align][sign][z][#][0][width][grouping][.precision][type].
 # Half the specs are well formed for one value type (str, int or float), fill, alignment and width
 # drawn often (what f-strings use most) and the rarer fields now and then; the rest take every
