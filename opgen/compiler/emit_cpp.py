@@ -251,7 +251,7 @@ class _Emitter:
         elif isinstance(s, ir.Try):
             self.try_statement(s)
         elif isinstance(s, ir.Print):
-            self.out.add(f"opgen::compiled::print_text({self.value(s.value)});")
+            self.out.add(f"opgen::compiled::print_text({self.value(s.value)}, {s.stream});")
         elif isinstance(s, ir.Break):
             self.out.add("break;")
         elif isinstance(s, ir.Continue):

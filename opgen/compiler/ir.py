@@ -436,9 +436,10 @@ class Raise(Stmt):
 @dataclass(eq=False)
 class Print(Stmt):
     """``print(a, b, sep=..., end=...)``: the text Python's print writes (each value's str(), joined by sep,
-    then end), written to the process's standard output and flushed."""
+    then end), written to the process's standard output (file=sys.stderr: standard error) and flushed."""
 
     value: Expr  # the whole text, a str
+    stream: str = "stdout"  # file=sys.stderr: "stderr"
 
 
 @dataclass(eq=False)

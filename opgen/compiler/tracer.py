@@ -289,17 +289,23 @@ class Tracer:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             raise self.error(call, "print(*args) is not supported by opgen compile", "pass the values one by one")
         options = {k.arg: k.value for k in call.keywords}
-        if set(options) - {"sep", "end", "flush"}:
-            raise self.error(call, f"print() with {sorted(set(options) - {'sep', 'end', 'flush'})[0]}= is not "
-                                   "supported by opgen compile (it writes to standard output)", "leave it out")
+        if set(options) - {"sep", "end", "flush", "file"}:
+            raise self.error(call, f"print() with {sorted(set(options) - {'sep', 'end', 'flush', 'file'})[0]}= is "
+                                   "not supported by opgen compile", "leave it out")
         none = lambda v: v is None or (isinstance(v, ast.Constant) and v.value is None)
+        stream = "stdout" if none(options.get("file")) else \
+            {"sys.stdout": "stdout", "sys.stderr": "stderr"}.get(self.scope.dotted(options["file"]) or "")
+        if stream is None:
+            raise self.error(call, f"print(file={ast.unparse(options['file'])}) is not supported by opgen compile "
+                                   "(compiled code writes to its process's standard output or standard error)",
+                             "print to sys.stdout or sys.stderr (import sys), or return the text")
         sep = ast.Constant(" ") if none(options.get("sep")) else options["sep"]
         end = ast.Constant("\n") if none(options.get("end")) else options["end"]
         parts = ast.List([ast.Call(ast.Name("str", ast.Load()), [a], []) for a in call.args], ast.Load())
         text = ast.BinOp(ast.Call(ast.Attribute(sep, "join", ast.Load()), [parts], []), ast.Add(), end) \
             if call.args else ast.BinOp(ast.Constant(""), ast.Add(), end)  # print(): end alone (a str)
         _located(text, call)
-        return ir.Print(call.lineno, self.expr(text))
+        return ir.Print(call.lineno, self.expr(text), stream)
 
     def try_statement(self, s: ast.Try) -> ir.Try:
         if s.finalbody:

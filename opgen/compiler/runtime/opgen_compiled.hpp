@@ -1294,11 +1294,11 @@ template <class T, class K> T py_max_by(const std::vector<T>& xs, const std::vec
   return xs[best];
 }
 
-// print(...): its text written to standard output and flushed, so that it stands where the call made it
+// print(...): its text written to standard output (file=sys.stderr: standard error) and flushed, so that it stands where the call made it
 // among what the process writes (Python's own sys.stdout has a buffer of its own: flush it to interleave).
-inline void print_text(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+inline void print_text(const std::string& text, std::FILE* stream) {
+  std::fwrite(text.data(), 1, text.size(), stream);
+  std::fflush(stream);
 }
 
 // a, b = xs: the list must have exactly as many items as names.
