@@ -50,10 +50,13 @@ UNSUPPORTED = [
     ("tuple parameter", "def f(p: tuple[int, int]) -> int:\n    return 0\n", 0,
      "a tuple parameter is not supported", "pass a list"),
     ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
-    # try/except compiles; finally, exception kinds the compiled code never raises, and reading the caught
-    # exception do not
-    ("try finally", "def f(x: int) -> int:\n    try:\n        y = x\n    finally:\n        y = 0\n    return y\n", 4,
-     "try ... finally is not supported", "after the try"),
+    # try/except/finally compiles; leaving a finally by return or break, exception kinds the compiled code
+    # never raises, and reading the caught exception do not
+    ("return in finally", "def f(x: int) -> int:\n    try:\n        y = x\n    finally:\n        return 0\n", 4,
+     "return in a finally clause is not supported", "move the return after the try statement"),
+    ("break in finally", "def f(x: int) -> int:\n    for i in range(x):\n        try:\n            x += 1\n"
+     "        finally:\n            if x > 3:\n                break\n    return x\n", 6,
+     "break in a finally clause is not supported", "move the break after the try statement"),
     ("except an unknown kind", "def f(x: int) -> int:\n    try:\n        return x\n    except OSError:\n"
      "        return 0\n", 3, "except OSError is not supported", "ValueError"),
     ("reading the caught exception", "def f(xs: list[int]) -> str:\n    try:\n        return str(xs[0])\n"

@@ -483,6 +483,10 @@ CASES: dict[str, Case] = {
     # int() and float() of text: numeric literals of several scripts and spellings, and junk
     "parse_ids": Case(st.tuples(st.lists(numeric_text, max_size=5))),
     "parse_threshold": Case(st.tuples(numeric_text, finite())),
+    "parse_counting_attempts": Case(st.tuples(st.lists(numeric_text, max_size=6))),
+    "first_parsed_index": Case(st.tuples(st.lists(numeric_text, max_size=6), st.integers(-1, 7))),
+    "guarded_ratio": Case(st.tuples(finite(), st.one_of(finite(), st.just(0.0)))),
+    "checked_ratio": Case(st.tuples(finite(), st.one_of(finite(), st.just(0.0), st.just(-0.0)))),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),
     "attention_weights": Case(optional_bias_and_scale(), rtol=2e-5, atol=2e-6),

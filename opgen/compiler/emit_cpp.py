@@ -263,6 +263,29 @@ class _Emitter:
             raise AssertionError(type(s).__name__)
 
     def try_statement(self, s: ir.Try) -> None:
+        if not s.finalbody:
+            return self.try_except(s)
+        # finally: a guard runs it on the ways out C++ leaves a scope by without an error (return, break,
+        # continue); on an error, and on falling through, it is dismissed and the clause runs inline, where an
+        # error of its own replaces the one in flight as Python's does (a destructor could not throw then).
+        guard = self.temp()
+        self.out.add("{")
+        self.out.indent += 1
+        self.out.add(f"opgen::compiled::OnExit {guard}([&]() {{  // finally (line {s.finalbody[0].line})")
+        self.nested(lambda: self.block(s.finalbody))
+        self.out.add("});")
+        self.out.add("try {")
+        self.nested(lambda: self.try_except(s) if s.handlers else self.block(s.body))
+        self.out.add("} catch (...) {")
+        self.nested(lambda: (self.out.add(f"{guard}.dismiss();"), self.block(s.finalbody), self.out.add("throw;")))
+        self.out.add("}")
+        self.out.add(f"{guard}.dismiss();")
+        self.block(s.finalbody)
+        self.out.indent -= 1
+        self.out.add("}")
+        self.shown_line = 0
+
+    def try_except(self, s: ir.Try) -> None:
         """C++ try/catch of opgen::Error: the first clause whose kinds hold the error's runs, else it goes on up
         (opgen::compiled::catches never takes what compiled code cannot do where Python can)."""
         ok = self.temp() if s.orelse else None

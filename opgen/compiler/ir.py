@@ -454,19 +454,22 @@ class Handler:
 
 @dataclass(eq=False)
 class Try(Stmt):
-    """``try: ... except ...: ... else: ...``: an error the body raises (a kernel's, a raise statement's, the
-    runtime's) runs the first clause naming its kind; ``orelse`` runs when none was raised."""
+    """``try: ... except ...: ... else: ... finally: ...``: an error the body raises (a kernel's, a raise
+    statement's, the runtime's) runs the first clause naming its kind; ``orelse`` runs when none was raised;
+    ``finalbody`` runs however the rest is left (falling through, an error, return, break, continue), and
+    holds no return, nor a break or continue of its own (the tracer refuses them)."""
 
     body: list[Stmt]
     handlers: list[Handler]
     orelse: list[Stmt]
+    finalbody: list[Stmt] = field(default_factory=list)
 
 
 def blocks(s: Stmt) -> list[list[Stmt]]:
-    """The statement lists nested in a statement (if/else, loop bodies, a try's body, handlers and else)."""
+    """The statement lists nested in a statement (if/else, loop bodies, a try's body, handlers, else, finally)."""
     out = [b for b in (getattr(s, "body", None), getattr(s, "orelse", None)) if isinstance(b, list)]
     if isinstance(s, Try):
-        out += [h.body for h in s.handlers]
+        out += [h.body for h in s.handlers] + [s.finalbody]
     return out
 
 

@@ -293,6 +293,13 @@ class Propagator:
             handled, h_returns = self.block(h.body, assigned)
             if not h_returns:
                 ends.append((handled, self.maybe_none))
+        if s.finalbody:
+            # It runs on every way out, an error in the middle of the body included: it knows what was sure
+            # before the try, and every Optional parameter is as unsure as on any of those ways.
+            self.maybe_none = before.union(*(m for _, m in ends))
+            final, _ = self.block(s.finalbody, assigned)
+            newly = final - assigned
+            ends = [(a | newly, m | self.maybe_none) for a, m in ends]
         if not ends:
             self.maybe_none = before
             return None

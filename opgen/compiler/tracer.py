@@ -164,6 +164,23 @@ def trace_helper(scope: ModuleScope, fn: ast.FunctionDef, enclosing: frozenset[s
 # finfo/iinfo: their attributes of a dtype known when the function compiles are constants (propagate.type_info)
 TYPE_INFO = {"numpy.finfo", "numpy.iinfo", "torch.finfo", "torch.iinfo"}
 
+def _leaving_finally(stmts: list[ast.stmt], in_loop: bool = False) -> list[ast.stmt]:
+    """The return statements of a finally clause, and its break/continue statements that leave it (not an
+    inner loop's)."""
+    found: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Return) or (isinstance(s, (ast.Break, ast.Continue)) and not in_loop):
+            found.append(s)
+        elif isinstance(s, (ast.For, ast.While)):
+            found += _leaving_finally(s.body, True) + _leaving_finally(s.orelse, in_loop)
+        elif isinstance(s, (ast.If, ast.With, ast.Try)):
+            for part in ("body", "orelse", "finalbody"):
+                found += _leaving_finally(getattr(s, part, []), in_loop)
+            for h in getattr(s, "handlers", []):
+                found += _leaving_finally(h.body, in_loop)
+    return found
+
+
 class Tracer:
     def __init__(self, scope: ModuleScope, fn: ast.FunctionDef, *, helper: bool = False,
                  enclosing: frozenset[str] = frozenset(), visible: dict[str, ast.FunctionDef] | None = None,
@@ -308,9 +325,11 @@ class Tracer:
         return ir.Print(call.lineno, self.expr(text), stream)
 
     def try_statement(self, s: ast.Try) -> ir.Try:
-        if s.finalbody:
-            raise self.error(s.finalbody[0], "try ... finally is not supported by opgen compile (compiled functions "
-                                             "hold no resources to release)", "move the finally body after the try")
+        for leaving in _leaving_finally(s.finalbody):
+            word = type(leaving).__name__.lower()
+            raise self.error(leaving, f"{word} in a finally clause is not supported by opgen compile (it would "
+                                      "discard the error or the return value the try is leaving with)",
+                             f"move the {word} after the try statement")
         handlers = []
         for h in s.handlers:
             names = h.type.elts if isinstance(h.type, ast.Tuple) else [] if h.type is None else [h.type]
@@ -327,7 +346,7 @@ class Tracer:
                                  f"handle it without reading it: `except {ast.unparse(h.type)}:`")
             handlers.append(ir.Handler(h.lineno, tuple(kinds) if names else CATCHABLE["Exception"],
                                        self.block(h.body)))
-        return ir.Try(s.lineno, self.block(s.body), handlers, self.block(s.orelse))
+        return ir.Try(s.lineno, self.block(s.body), handlers, self.block(s.orelse), self.block(s.finalbody))
 
     def stmt(self, s: ast.stmt) -> list[ir.Stmt]:
         if isinstance(s, ast.Assign):

@@ -81,3 +81,57 @@ def parse_threshold(text: str, default: float) -> float:
         return float(text)
     except ValueError:
         return default
+
+
+def parse_counting_attempts(fields: list[str]) -> list[int]:
+    """Sums the fields that parse as ints, counting every attempt in a finally clause, which runs whether
+    the parse worked, failed (ValueError handled) or was skipped by continue: [total, attempts]."""
+    total = 0
+    attempts = 0
+    for f in fields:
+        try:
+            if not f:
+                continue
+            total += int(f)
+        except ValueError:
+            total -= 1
+        finally:
+            attempts += 1
+    return [total, attempts]
+
+
+def first_parsed_index(fields: list[str], stop: int) -> int:
+    """The index of the first field that parses as an int, the search bounded by stop; the finally clause
+    runs on the return from inside the try and on leaving the loop by break, and counts the fields looked at."""
+    looked = 0
+    for i, f in enumerate(fields):
+        try:
+            if i >= stop:
+                break
+            sign = 1 if int(f) >= 0 else -1
+            return sign * (i * 1000 + looked)
+        except ValueError:
+            pass
+        finally:
+            looked += 1
+    return -looked
+
+
+def guarded_ratio(a: float, b: float) -> float:
+    """a / b with a finally clause that runs while the ZeroDivisionError leaves the function (no handler):
+    the error still reaches the caller, the clause's work is done."""
+    steps = 0
+    try:
+        return a / b
+    finally:
+        steps += 1
+
+
+def checked_ratio(a: float, b: float) -> float:
+    """a / b whose finally clause raises a ValueError of its own for a zero divisor: that error replaces
+    the ZeroDivisionError in flight, as Python's does; for any other divisor the return goes through."""
+    try:
+        return a / b
+    finally:
+        if b == 0.0:
+            raise ValueError("no ratio for a zero divisor")

@@ -29,6 +29,7 @@
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -1300,6 +1301,25 @@ inline void print_text(const std::string& text, std::FILE* stream) {
   std::fwrite(text.data(), 1, text.size(), stream);
   std::fflush(stream);
 }
+
+// A finally clause on the ways out of a try that are not errors (return, break, continue): run when the
+// scope is left unless dismissed first (the error and fall-through paths run the clause themselves). Not
+// during an unwinding: every error is caught before the scope is left, and the guard dismissed there, so
+// an error the clause raises here leaves through an ordinary destructor.
+class OnExit {
+ public:
+  template <class F> explicit OnExit(F&& f) : run_(std::forward<F>(f)) {}
+  OnExit(const OnExit&) = delete;
+  OnExit& operator=(const OnExit&) = delete;
+  ~OnExit() noexcept(false) {
+    if (armed_) run_();
+  }
+  void dismiss() { armed_ = false; }
+
+ private:
+  std::function<void()> run_;
+  bool armed_ = true;
+};
 
 // a, b = xs: the list must have exactly as many items as names.
 template <class T> const std::vector<T>& unpack(const std::vector<T>& xs, size_t n) {
