@@ -486,6 +486,10 @@ CASES: dict[str, Case] = {
     "parse_counting_attempts": Case(st.tuples(st.lists(numeric_text, max_size=6))),
     "first_parsed_index": Case(st.tuples(st.lists(numeric_text, max_size=6), st.integers(-1, 7))),
     "guarded_ratio": Case(st.tuples(finite(), st.one_of(finite(), st.just(0.0)))),
+    # shapes of up to 5 dims with many unit dims: squeezes that remove, keep and refuse a named dim
+    **{name: Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=5, min_side=1, max_side=2),
+                                       elements=st.floats(-3, 3, width=32)).map(torch.from_numpy)))
+       for name in ("squeeze_pooled", "squeeze_named_dims")},
     "checked_ratio": Case(st.tuples(finite(), st.one_of(finite(), st.just(0.0), st.just(-0.0)))),
     # Optional arguments: each drawn as None or as a value (shapes that fit; the rest from the annotations).
     "mean_pool": Case(optional_mask(), rtol=1e-5, atol=1e-5),

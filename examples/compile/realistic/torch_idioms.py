@@ -23,6 +23,17 @@ def drop_unit_dims(x: torch.Tensor) -> torch.Tensor:
     return torch.squeeze(x)
 
 
+def squeeze_pooled(x: torch.Tensor) -> torch.Tensor:
+    """A pooled (batch, channels, 1, 1) map as (batch, channels): squeeze with a tuple of dims (torch 2),
+    which keeps a named dim that is not 1 and refuses one out of range."""
+    return x.squeeze((2, 3))
+
+
+def squeeze_named_dims(x: torch.Tensor) -> torch.Tensor:
+    """torch.squeeze over dims counted from the end and the start, (-1, 0), as a list."""
+    return torch.squeeze(x, [-1, 0])
+
+
 def flatten_batch(x: torch.Tensor) -> torch.Tensor:
     """A conv net's features flattened per batch item before the classifier: torch.flatten(x, 1)."""
     return torch.flatten(x, 1)

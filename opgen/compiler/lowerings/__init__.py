@@ -26,7 +26,8 @@ from opgen.compiler.scope import ModuleScope, read_module
 HERE = Path(__file__).parent
 
 LOWERINGS: dict[str, tuple[str, ...]] = {
-    **{name: ("torch_compositions:squeeze_dim", "torch_compositions:squeeze_all") for name in ("torch.squeeze", "Tensor.squeeze")},
+    **{name: ("torch_compositions:squeeze_dim", "torch_compositions:squeeze_dims", "torch_compositions:squeeze_all")
+       for name in ("torch.squeeze", "Tensor.squeeze")},
     **{name: ("torch_compositions:flatten",) for name in ("torch.flatten", "Tensor.flatten")},
     "Tensor.expand": ("torch_compositions:expand",),
     **{name: ("torch_compositions:clamp_int", "torch_compositions:clamp_min_int", "torch_compositions:clamp_max_int",

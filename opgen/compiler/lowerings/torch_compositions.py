@@ -3,7 +3,7 @@ them (measured): each checks what torch checks, in its order, with its error kin
 ops the registry holds. torch returns views where these reshape or broadcast; compiled arrays are never
 written through another name, so a copy is the same value.
 
-squeeze, flatten(start_dim, end_dim), expand: reshapes and broadcasts.
+squeeze (no dim, a dim, or a tuple of dims), flatten(start_dim, end_dim), expand: reshapes and broadcasts.
 
 clamp (torch.clip, Tensor.clamp, Tensor.clip) with scalar bounds, either one left out: a nan bound makes
 every element nan, and nothing else is checked; otherwise each bound is converted to the result's dtype
@@ -33,13 +33,26 @@ def _shown(sizes: list[int]) -> str:
     return "[" + ", ".join(str(s) for s in sizes) + "]"
 
 
-def squeeze_dim(input, dim):
+def squeeze_dim(input, dim: int):
     """t.squeeze(d): dim d removed where its size is 1; t itself otherwise (never an error, unlike NumPy)."""
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0 or input.shape[d] != 1:
         return input
     shape = input.shape
     return input.reshape(shape[:d] + shape[d + 1:])
+
+
+def squeeze_dims(input, dims):
+    """t.squeeze((d0, d1, ...)): each named dim of size 1 removed, the others kept; torch checks the dims
+    in order, each in range (IndexError), then not named before (RuntimeError)."""
+    seen = []
+    for dim in dims:
+        d = _wrap_dim(dim, input.ndim)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    shape = input.shape
+    return input.reshape([shape[i] for i in range(len(shape)) if not (shape[i] == 1 and i in seen)])
 
 
 def squeeze_all(input):
