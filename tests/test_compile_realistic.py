@@ -437,6 +437,9 @@ CASES: dict[str, Case] = {
     "centred": Case(st.tuples(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
                                          elements=st.floats(-10, 10, width=32))), rtol=2e-5, atol=2e-6),
     "uniform_weights": Case(st.tuples(st.integers(-2, 8))),
+    # any floats, subnormal spans (the step underflows to 0), inf and nan included: NumPy's own arithmetic
+    "histogram_edges": Case(st.tuples(st.floats(), st.floats(), st.integers(-3, 40))),
+    "sample_times": Case(st.tuples(st.floats(), st.integers(-2, 40))),
     "position_ids": Case(st.tuples(st.integers(0, 6), st.integers(0, 10))),
     "countdown": Case(st.tuples(st.integers(-3, 20), st.integers(-3, 4))),
     # x[mask] = v: masks that fit the array (its shape or its leading dims), now and then one that does not.

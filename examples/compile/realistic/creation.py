@@ -71,3 +71,13 @@ def position_ids(n: int, past: int) -> TI64:
 def countdown(start: int, step: int) -> I64:
     """Every step-th index from start down past 0: np.arange(start, -1, -step) (ZeroDivisionError for 0)."""
     return np.arange(start, -1, -step)
+
+
+def histogram_edges(lo: float, hi: float, bins: int) -> F64:
+    """The bins + 1 edges of a histogram over [lo, hi]: np.linspace (float64, the last edge exactly hi)."""
+    return np.linspace(lo, hi, bins + 1)
+
+
+def sample_times(duration: float, n: int) -> F64:
+    """n sample times over [0, duration), the end left out: np.linspace(..., endpoint=False)."""
+    return np.linspace(0, duration, num=n, endpoint=False)

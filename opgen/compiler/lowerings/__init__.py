@@ -35,6 +35,7 @@ LOWERINGS: dict[str, tuple[str, ...]] = {
        for name in ("torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip")},
     # opgen's own names for index forms the compiler lowers (propagate.gather)
     "opgen.index_pairs": ("numpy_compositions:index_pairs",),
+    "numpy.linspace": ("numpy_compositions:linspace",),
     **{name: ("torch_compositions:cosine_similarity",)
        for name in ("torch.nn.functional.cosine_similarity", "torch.cosine_similarity")},
 }

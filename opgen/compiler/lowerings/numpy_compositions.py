@@ -57,3 +57,28 @@ def index_pairs(x, i, j):
     rows = _wrapped(np.broadcast_to(first, shape), n0, 0)
     cols = _wrapped(np.broadcast_to(second, shape), n1, 1)
     return np.take(x.reshape([n0 * n1] + x.shape[2:]), rows * n1 + cols, axis=0)
+
+
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True):
+    """np.linspace(start, stop, num, endpoint) of Python numbers, as NumPy 2.4 computes it: float64
+    throughout (start and stop converted first), arange(num) times the step (or divided by div and times
+    the difference where the step underflows to 0), plus start, the last sample set to stop exactly."""
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    first = float(start)
+    last = float(stop)
+    delta = last - first
+    y = np.arange(0, num, dtype=np.float64)
+    if div > 0:
+        step = delta / div
+        if step == 0:
+            y = y / div * delta
+        else:
+            y = y * step
+    else:
+        y = y * delta
+    samples = np.copy(y + first)  # an array, never a NumPy scalar: written below
+    if endpoint and num > 1:
+        samples[num - 1] = last
+    return samples
