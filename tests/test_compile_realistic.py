@@ -440,6 +440,10 @@ CASES: dict[str, Case] = {
     # any floats, subnormal spans (the step underflows to 0), inf and nan included: NumPy's own arithmetic
     "histogram_edges": Case(st.tuples(st.floats(), st.floats(), st.integers(-3, 40))),
     "sample_times": Case(st.tuples(st.floats(), st.integers(-2, 40))),
+    "identity_blend": Case(st.tuples(hnp.arrays(np.float64, st.integers(0, 4).map(lambda n: (n, n)),
+                                                elements=st.floats(-5, 5)), st.floats(-2, 2))),
+    "shifted_diagonal": Case(st.tuples(st.integers(-1, 6), st.integers(-1, 6),
+                                       st.one_of(st.integers(-8, 8), st.integers(-2**63, 2**63 - 1)))),
     "position_ids": Case(st.tuples(st.integers(0, 6), st.integers(0, 10))),
     "countdown": Case(st.tuples(st.integers(-3, 20), st.integers(-3, 4))),
     # x[mask] = v: masks that fit the array (its shape or its leading dims), now and then one that does not.

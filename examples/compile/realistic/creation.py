@@ -81,3 +81,14 @@ def histogram_edges(lo: float, hi: float, bins: int) -> F64:
 def sample_times(duration: float, n: int) -> F64:
     """n sample times over [0, duration), the end left out: np.linspace(..., endpoint=False)."""
     return np.linspace(0, duration, num=n, endpoint=False)
+
+
+def identity_blend(x: F64, alpha: float) -> F64:
+    """(1 - alpha) * x + alpha * I for a square matrix: np.eye of its size (shrinkage toward identity)."""
+    n = x.shape[0]
+    return (1 - alpha) * x + alpha * np.eye(n)
+
+
+def shifted_diagonal(n: int, m: int, k: int) -> F64:
+    """The n x m array with ones on its k-th diagonal: np.eye(n, m, k=k)."""
+    return np.eye(n, m, k=k)

@@ -36,6 +36,7 @@ LOWERINGS: dict[str, tuple[str, ...]] = {
     # opgen's own names for index forms the compiler lowers (propagate.gather)
     "opgen.index_pairs": ("numpy_compositions:index_pairs",),
     "numpy.linspace": ("numpy_compositions:linspace",),
+    "numpy.eye": ("numpy_compositions:eye_rectangular", "numpy_compositions:eye"),  # M given, or not
     **{name: ("torch_compositions:cosine_similarity",)
        for name in ("torch.nn.functional.cosine_similarity", "torch.cosine_similarity")},
 }

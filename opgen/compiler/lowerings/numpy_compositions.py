@@ -82,3 +82,20 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True):
     if endpoint and num > 1:
         samples[num - 1] = last
     return samples
+
+
+
+def eye(N: int, k: int = 0):
+    """np.eye(N, k=k): float64 ones on the k-th diagonal of an N x N array."""
+    return eye_rectangular(N, N, k)
+
+
+def eye_rectangular(N: int, M: int, k: int = 0):
+    """np.eye(N, M, k) in float64: ones on the k-th diagonal of an N x M array (a negative N or M is
+    NumPy's ValueError, from the zeros)."""
+    out = np.zeros((N, M), dtype=np.float64)
+    i = 0 if k >= 0 else N if k < -N else -k  # -k only where it cannot overflow (k is any int64)
+    while i < N and i + k < M:
+        out[i, i + k] = 1.0
+        i += 1
+    return out
