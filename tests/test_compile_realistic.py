@@ -440,6 +440,8 @@ CASES: dict[str, Case] = {
     # any floats, subnormal spans (the step underflows to 0), inf and nan included: NumPy's own arithmetic
     "histogram_edges": Case(st.tuples(st.floats(), st.floats(), st.integers(-3, 40))),
     "sample_times": Case(st.tuples(st.floats(), st.integers(-2, 40))),
+    "frame_peaks": Case(st.tuples(hnp.arrays(np.float32, st.integers(0, 12), elements=st.floats(-5, 5, width=32)),
+                                  st.integers(-3, 5))),
     "identity_blend": Case(st.tuples(hnp.arrays(np.float64, st.integers(0, 4).map(lambda n: (n, n)),
                                                 elements=st.floats(-5, 5)), st.floats(-2, 2))),
     "shifted_diagonal": Case(st.tuples(st.integers(-1, 6), st.integers(-1, 6),

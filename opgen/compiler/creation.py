@@ -49,6 +49,9 @@ CREATION_OPS: dict[str, Creation] = {
     "torch.full": Creation("full", "torch"), "torch.arange": Creation("arange", "torch"),
     "numpy.zeros_like": Creation("like", "numpy", "numpy.zeros"), "numpy.ones_like": Creation("like", "numpy", "numpy.ones"),
     "torch.zeros_like": Creation("like", "torch", "torch.zeros"), "torch.ones_like": Creation("like", "torch", "torch.ones"),
+    # empty: the values are unspecified, so zeros are one right answer (and a deterministic one)
+    "numpy.empty": Creation("sized", "numpy", "numpy.zeros"), "torch.empty": Creation("sized", "torch", "torch.zeros"),
+    "numpy.empty_like": Creation("like", "numpy", "numpy.zeros"), "torch.empty_like": Creation("like", "torch", "torch.zeros"),
 }
 LIKE_KEYWORD = {"numpy": "a", "torch": "input"}
 # The float dtype a call that names none gets: NumPy's float64, torch's default dtype.
@@ -121,6 +124,8 @@ def prepare(e: ir.Op, type_of) -> None:
             raise CreationError(f"{e.source}: {next(iter(kwargs))}= has no counterpart in the native {e.op}",
                                 "leave it out (compiled arrays are C-ordered, on the CPU, without autograd)")
         e.args, e.kwargs = args, {}
+        if c.op:  # empty: compiled as zeros
+            e.op = c.op
     e.result = dtype
     e.library_bound = True  # bound here: the library's varargs and defaults are the ones above
 

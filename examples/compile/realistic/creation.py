@@ -92,3 +92,20 @@ def identity_blend(x: F64, alpha: float) -> F64:
 def shifted_diagonal(n: int, m: int, k: int) -> F64:
     """The n x m array with ones on its k-th diagonal: np.eye(n, m, k=k)."""
     return np.eye(n, m, k=k)
+
+
+def frame_peaks(signal: F32, frame: int) -> F64:
+    """The peak of each whole frame of a signal, written into a buffer from np.empty (its values are
+    never read before they are written)."""
+    n = len(signal) // frame
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = float(np.max(signal[i * frame:(i + 1) * frame]))
+    return out
+
+
+def scaled_into_empty(x: T32, s: float) -> T32:
+    """x * s written whole into torch.empty_like(x), as code that preallocates its outputs does."""
+    out = torch.empty_like(x)
+    out[...] = x * s
+    return out
