@@ -89,6 +89,9 @@ STRING_KINDS_TEXT = {
     "wordpiece_table_vocab": "a WordPiece vocabulary ([PAD] [UNK] [CLS] [SEP] [MASK] and unique pieces, '##' "
                              "continuations among them, in any order) with pieces whose hash slots collide at the "
                              "last slot of the table, so that probing wraps to slot 0",
+    "bpe_table_vocab": "a BPE vocabulary of Gemma's kind (specials, byte-fallback pieces, characters, joined "
+                       "pieces) with character pieces whose hash slots collide at the last slot of the table, "
+                       "so that probing wraps to slot 0",
     "bpe_vocab": "a BPE vocabulary of Gemma's kind: <pad> <eos> <bos> <unk>, the 256 byte-fallback pieces <0xNN> "
                  "(sometimes some or all missing), characters (ASCII, ▁, accented, combining mark, CJK, emoji, "
                  "newline, tab), pieces joined from others and added-token literals, in any order (ids are positions)",

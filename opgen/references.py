@@ -298,6 +298,17 @@ def wordpiece_slot_hash(data: bytes) -> int:
     return h ^ (h >> 29)
 
 
+def packed_pieces(pieces: list[bytes]) -> tuple[list[int], list[int]]:
+    """A prepared vocabulary's last two parts: the n + 1 byte offsets and the pieces' bytes 8 to a
+    little-endian int64 word, the last word's unused bytes 0."""
+    offsets = [0]
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    blob = b"".join(pieces)
+    blob += bytes(-len(blob) % 8)
+    return offsets, [int.from_bytes(blob[k:k + 8], "little", signed=True) for k in range(0, len(blob), 8)]
+
+
 def wordpiece_vocab_table(vocab: list[str]) -> list[int]:
     """``opgen.text.wordpiece_vocab_table``: the vocabulary as one flat int64 table (header, an
     open-addressing hash table of ids, byte offsets, the pieces' UTF-8 bytes 8 to a word), laid
@@ -320,12 +331,7 @@ def wordpiece_vocab_table(vocab: list[str]) -> list[int]:
         while table[s] >= 0:
             s = (s + 1) & (slots - 1)
         table[s] = i
-    offsets = [0]
-    for piece in pieces:
-        offsets.append(offsets[-1] + len(piece))
-    blob = b"".join(pieces)
-    blob += bytes(-len(blob) % 8)
-    words = [int.from_bytes(blob[k:k + 8], "little", signed=True) for k in range(0, len(blob), 8)]
+    offsets, words = packed_pieces(pieces)
     max_plain = max(len(p) for p in pieces)
     max_cont = max((len(p) - 2 for p in pieces if p.startswith(b"##")), default=0)
     header = [n, slots, *(ids[t.encode()] for t in BERT_SPECIAL_TOKENS), max_plain, max_cont, offsets[-1]]

@@ -11,7 +11,6 @@ ValueError, never a read outside it.
 
 from __future__ import annotations
 
-import ctypes
 import re
 
 import numpy as np
@@ -19,13 +18,11 @@ import pytest
 from hypothesis import given, settings
 
 from opgen.errors import SpecError
-from opgen.gate.admission import build_job
 from opgen.project import PACKAGE_ROOT
-from opgen.references import WORDPIECE_TABLE_HEADER, wordpiece_table_vocab, wordpiece_vocab_table
-from opgen.registry import Registry
-from opgen.spec.model import TARGET_IDS, load_all, load_spec
-from opgen.targets.catalog import build_any
+from opgen.references import WORDPIECE_TABLE_HEADER, wordpiece_slot_hash, wordpiece_table_vocab, wordpiece_vocab_table
+from opgen.spec.model import load_all, load_spec
 from opgen.verify.ffi import Kernel
+from tests.registry_kernels import served_kernel
 from opgen.verify.strategies import examples
 
 from tests.test_wordpiece import VARIED, hf_encode, model_tokenizer, readme_sentences, vocab  # noqa: F401 (fixtures)
@@ -36,13 +33,7 @@ SPECS = load_all(ROOT / "specs")
 
 
 def _served(op: str, target: str) -> Kernel:
-    spec = SPECS[op]
-    entry, why = Registry(ROOT / "generated").serve(op, OVERLOAD, TARGET_IDS[target], spec)
-    assert entry is not None, f"{op} {OVERLOAD} is not verified for {target}: {why}"
-    o = spec.overload(OVERLOAD)
-    built = build_any([build_job(spec, o, entry.file("kernel").read_text(), target=target)])[0]
-    assert built.ok, built.diagnostics
-    return Kernel(ctypes.CDLL(str(built.library)), entry.signature["c_symbol"], o.sig)
+    return served_kernel(SPECS[op], OVERLOAD, target)
 
 
 @pytest.fixture(scope="module", params=SPECS[ENCODE_OP].targets)
@@ -184,8 +175,6 @@ def test_words_of_names_a_vocabulary_before_the_texts(tmp_path):
 def test_drawn_table_vocabularies_wrap_around_the_last_slot(args):
     """Pieces whose probing wraps to slot 0 are in every drawn vocabulary (independent draws almost
     never had one: a lookup that stops at the last slot passed the gate)."""
-    from opgen.references import wordpiece_slot_hash
-
     try:
         table = wordpiece_vocab_table(args["vocab"])
     except ValueError:

@@ -59,7 +59,9 @@ GEMMA_KERNELS: dict[str, tuple[str, list[str]]] = {
     "K_GELU": ("torch.nn.functional.gelu", [F32, "str"]),
     "K_MEAN_POOL": ("opgen.nn.masked_mean_pool", [F32, I64]),
     "K_NORMALIZE": ("torch.nn.functional.normalize", [F32, "float", "int", "float"]),
-    "K_BPE": ("opgen.text.bpe_encode", ["list[str]", "list[int]", "list[int]", "list[str]", "bool", "bool", "int"]),
+    # the tokenizer laid out once when the host sets it; every call's tokenizer reads that table
+    "K_BPE_TABLE": ("opgen.text.bpe_tokenizer_table", ["list[str]", "list[int]", "list[int]"]),
+    "K_BPE": ("opgen.text.bpe_encode_table", [I64, "list[str]", "bool", "bool", "int"]),
 }
 
 

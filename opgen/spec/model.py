@@ -136,9 +136,10 @@ class Domain(Strict):
     # edges, exact midpoints between doubles, and the near misses Python refuses); its scale cases
     # are literals of 64 KB and more.
     # "wordpiece_table_vocab" (list[str] only): a wordpiece_vocab with pieces whose hash slots in
-    # opgen.text.wordpiece_vocab_table's layout collide at the last slot, so that probing wraps.
+    # opgen.text.wordpiece_vocab_table's layout collide at the last slot, so that probing wraps;
+    # "bpe_table_vocab" likewise a bpe_vocab with character pieces (opgen.text.bpe_tokenizer_table).
     strings: Literal["unicode", "mixed_text", "text_pieces", "format_specs", "cased_text", "repr_text", "wordpiece_vocab",
-                     "wordpiece_table_vocab", "bpe_vocab", "bpe_text", "number_text"] = "unicode"
+                     "wordpiece_table_vocab", "bpe_vocab", "bpe_table_vocab", "bpe_text", "number_text"] = "unicode"
     # list[int]: ids into the vocabulary the list[str] parameter ``ids_of`` names (drawn before
     # it, with strings: bpe_vocab), drawn for that vocabulary: "bpe_merges": (left, right, merged)
     # triples with vocab[left] + vocab[right] == vocab[merged], in a drawn rank order (max_len:
@@ -361,7 +362,7 @@ def _check_strings(key: str, dom: Domain, t: NativeType) -> None:
         raise ValueError(f"domain.{key}.strings is for str and list[str] parameters; {key} is {t}")
     if dom.strings in ("wordpiece_vocab", "wordpiece_table_vocab") and not is_list:
         raise ValueError(f"domain.{key}.strings: a wordpiece_vocab is a list[str]; {key} is {t}")
-    if dom.strings == "bpe_vocab" and not is_list:
+    if dom.strings in ("bpe_vocab", "bpe_table_vocab") and not is_list:
         raise ValueError(f"domain.{key}.strings: a bpe_vocab is a list[str]; {key} is {t}")
 
 

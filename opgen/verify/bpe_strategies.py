@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from opgen.verify.text_strategies import SEGMENTS
+from opgen.verify.text_strategies import SEGMENTS, with_colliders
 
 GEMMA_SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>")
 BYTE_PIECES = tuple(f"<0x{b:02X}>" for b in range(256))
@@ -153,7 +153,7 @@ def ids_strategy(kind: str, vocab: list[str], max_len: int | None, malformed: bo
     raise ValueError(f"ids kind {kind!r} has no strategy")
 
 
-BPE_STRING_KINDS = ("bpe_vocab", "bpe_text")
+BPE_STRING_KINDS = ("bpe_vocab", "bpe_table_vocab", "bpe_text")
 
 
 def string_strategy(kind: str) -> st.SearchStrategy[str]:
@@ -163,10 +163,22 @@ def string_strategy(kind: str) -> st.SearchStrategy[str]:
     raise ValueError(f"strings kind {kind!r} does not draw single strings")
 
 
+@st.composite
+def bpe_table_vocab(draw: st.DrawFn, max_len: int = 320) -> list[str]:
+    """A bpe_vocab with 2 or 3 more single-character pieces (CJK ideographs) whose home is the last slot
+    of opgen.text.bpe_tokenizer_table's vocabulary slots, so that probing for them wraps to slot 0: BPE
+    looks pieces up a character at a time, so only a character piece that wrapped is ever probed for."""
+    extra = draw(st.integers(2, 3), label="characters colliding at the last slot")
+    vocab = draw(bpe_vocab(max(max_len - extra, 4)))
+    return draw(with_colliders(vocab, extra, lambda i: chr(0x4E00 + i % 0x5000)))
+
+
 def string_list_strategy(kind: str, max_len: int | None) -> st.SearchStrategy[list[str]]:
     """A ``list[str]`` parameter whose domain names one of BPE_STRING_KINDS (max_len: items at most)."""
     if kind == "bpe_vocab":
         return bpe_vocab(320 if max_len is None else max_len)
+    if kind == "bpe_table_vocab":
+        return bpe_table_vocab(320 if max_len is None else max_len)
     texts = st.lists(bpe_text(), min_size=1, max_size=8 if max_len is None else max(max_len, 1))
     # the empty batch one draw in sixteen (an empty list is where Hypothesis would otherwise go often)
     return ONE_IN_SIXTEEN.flatmap(lambda empty: st.just([]) if empty else texts)

@@ -969,7 +969,7 @@ class _Builder:
         prepared_by = {p.name: self.dom(p.name).prepared_by for p in params if self.dom(p.name).prepared_by}
         kinds = {self.dom(p.name).strings for p in params}
         kinds |= {d.strings for op in prepared_by.values() for d in prepared.preparing(op)[1].domain.values()}
-        if "bpe_vocab" in kinds:
+        if kinds & {"bpe_vocab", "bpe_table_vocab"}:
             yield from self.grown_texts()
             return
         wordpiece = bool(kinds & {"wordpiece_vocab", "wordpiece_table_vocab"})

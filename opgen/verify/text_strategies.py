@@ -20,6 +20,8 @@ from decimal import Context, Decimal
 
 from hypothesis import strategies as st
 
+from opgen.references import wordpiece_slot_hash
+
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -116,18 +118,29 @@ def wordpiece_table_vocab(draw: st.DrawFn, max_len: int = 53) -> list[str]:
     layout (the spec's hash, C slots for this many pieces) is the last one, so that the second and
     third probe past the end and wrap to slot 0: pieces a lookup must find there. Independent
     draws almost never fill the end of the slots (4 vocabularies in 300 had a wrapped piece)."""
-    from opgen.references import wordpiece_slot_hash
-
     extra = draw(st.integers(2, 3), label="pieces colliding at the last slot")
     vocab = draw(wordpiece_vocab(max(max_len - extra, len(BERT_SPECIAL_TOKENS))))
+
+    def candidate(i: int) -> str:
+        word = "".join(VOCAB_LETTERS[(i // len(VOCAB_LETTERS) ** d) % len(VOCAB_LETTERS)] for d in range(5))
+        return "##" + word if i % 2 else word
+
+    return draw(with_colliders(vocab, extra, candidate))
+
+
+@st.composite
+def with_colliders(draw: st.DrawFn, vocab: list[str], extra: int, candidate) -> list[str]:
+    """``vocab`` with ``extra`` more pieces (``candidate(i)`` for i from a drawn start) whose home is the last
+    of the C slots a table of the spec's layout has for that many pieces (FNV-1a, C the smallest power of
+    two >= 16 and >= 2n: opgen.text.wordpiece_vocab_table and bpe_tokenizer_table), at drawn positions,
+    so that linear probing for the second and third wraps to slot 0."""
     slots = 16
     while slots < 2 * (len(vocab) + extra):
         slots *= 2
-    taken, colliders = set(vocab), []
+    vocab, taken, colliders = list(vocab), set(vocab), []
     start = draw(st.integers(0, 10**6), label="where the search for colliding pieces starts")
-    for i in range(start, start + 200 * slots):  # about one candidate in `slots` qualifies
-        word = "".join(VOCAB_LETTERS[(i // len(VOCAB_LETTERS) ** d) % len(VOCAB_LETTERS)] for d in range(5))
-        piece = "##" + word if i % 2 else word
+    for i in range(start, start + 400 * slots):  # about one candidate in `slots` qualifies
+        piece = candidate(i)
         if piece not in taken and wordpiece_slot_hash(piece.encode()) & (slots - 1) == slots - 1:
             colliders.append(piece)
             taken.add(piece)

@@ -54,10 +54,10 @@ struct Gemma {
   const float *embed, *final_norm;
   std::vector<Layer> layers;
   std::vector<Dense> dense;
-  // Tokenizer (set by opgen_pipeline_set_tokenizer).
-  std::vector<std::string> vocab;
-  std::vector<opgen_string> vocab_c;
-  std::vector<int64_t> merges, added;
+  // The tokenizer (set by opgen_pipeline_set_tokenizer) as opgen.text.bpe_tokenizer_table laid it out,
+  // once: every call reads it instead of hashing Gemma 3's 262144 pieces, its merges and its added
+  // tokens again (tens of milliseconds a call).
+  std::vector<int64_t> tokenizer;
   float embed_scale;
   // Activations, reused from batch to batch.
   Buffer<float> h, x, q, k, v, qn, kn, qr, kr, ctx, merged, attn, gate, up, act, pooled, d0, d1;
@@ -274,19 +274,18 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_open(const char* m
   }
 }
 
-// The BPE tokenizer's tables, as opgen.text.bpe_encode takes them (read from tokenizer.json by the host).
+// The BPE tokenizer (read from tokenizer.json by the host), laid out once by opgen.text.bpe_tokenizer_table.
 __attribute__((visibility("default"))) int32_t opgen_pipeline_set_tokenizer(void* handle, const opgen_string* vocab,
                                                                             int64_t n_vocab, const int64_t* merges,
                                                                             int64_t n_merges, const int64_t* added,
                                                                             int64_t n_added, opgen_error* err) {
   try {
     Gemma& m = *static_cast<Gemma*>(handle);
-    m.vocab.assign(n_vocab, std::string());
-    for (int64_t i = 0; i < n_vocab; ++i) m.vocab[i].assign(vocab[i].data, static_cast<size_t>(vocab[i].len));
-    m.vocab_c.clear();
-    for (auto& s : m.vocab) m.vocab_c.push_back(opgen_string{const_cast<char*>(s.data()), static_cast<int64_t>(s.size())});
-    m.merges.assign(merges, merges + n_merges);
-    m.added.assign(added, added + n_added);
+    opgen_list table{};
+    OPGEN_CALL(K_BPE_TABLE, vocab, n_vocab, merges, n_merges, added, n_added, &table);
+    std::unique_ptr<void, void (*)(void*)> owned(table.data, opgen_free);
+    const int64_t* values = static_cast<const int64_t*>(table.data);
+    m.tokenizer.assign(values, values + table.len);
     return 0;
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, e.what());
@@ -305,14 +304,14 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_embed(void* handle
     Gemma& m = *static_cast<Gemma*>(handle);
     const int64_t H = opgen::pipeline::out_dim(m);
     if (dims < 1 || dims > H) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "dims out of range");
-    if (m.vocab_c.empty()) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "no tokenizer was set");
+    if (m.tokenizer.empty()) return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, "no tokenizer was set");
     if (n == 0) return 0;
     opgen_list enc{};
     {
       opgen::pipeline::Timed clock(m.stages.tokenize);
-      OPGEN_CALL(K_BPE, m.vocab_c.data(), static_cast<int64_t>(m.vocab_c.size()), m.merges.data(),
-                 static_cast<int64_t>(m.merges.size()), m.added.data(), static_cast<int64_t>(m.added.size()), texts, n,
-                 static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos), m.c.max_length, &enc);
+      opgen::pipeline::View table = opgen::pipeline::i64(m.tokenizer.data(), {static_cast<int64_t>(m.tokenizer.size())});
+      OPGEN_CALL(K_BPE, table.in(), texts, n, static_cast<uint8_t>(m.c.add_bos), static_cast<uint8_t>(m.c.add_eos),
+                 m.c.max_length, &enc);
     }
     opgen::pipeline::embed_tokenized(
         enc, n, tokens, m.c.max_batch, dims, H, out,
