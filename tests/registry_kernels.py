@@ -1,23 +1,52 @@
-"""An admitted registry kernel built and loaded the way a host loads it (entry, build, ctypes shim), for
-tests that call kernels directly."""
+"""Loading the shipped library's verified kernels into the test process, for the tests that check
+what the gate cannot (bit patterns, error kinds, layouts): each entry is built (from the build
+cache when it is there) and its C symbol bound with the overload's signature."""
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterable
+from functools import lru_cache
 
-from opgen.gate.admission import build_job
 from opgen.project import PACKAGE_ROOT
 from opgen.registry import Registry
-from opgen.spec.model import TARGET_IDS, Spec
+from opgen.service import build_job_for
+from opgen.spec.model import Overload, Spec, load_all
 from opgen.targets.catalog import build_any
 from opgen.verify.ffi import Kernel
 
+ROOT = PACKAGE_ROOT
+Loaded = tuple[Spec, Overload, Kernel]
 
-def served_kernel(spec: Spec, overload: str, target: str) -> Kernel:
-    """The kernel the registry serves for ``spec``'s overload on ``target`` (asserting there is one)."""
-    entry, why = Registry(PACKAGE_ROOT / "generated").serve(spec.op, overload, TARGET_IDS[target], spec)
-    assert entry is not None, f"{spec.op} {overload} is not verified for {target}: {why}"
-    o = spec.overload(overload)
-    built = build_any([build_job(spec, o, entry.file("kernel").read_text(), target=target)])[0]
-    assert built.ok, built.diagnostics
-    return Kernel(ctypes.CDLL(str(built.library)), entry.signature["c_symbol"], o.sig)
+
+@lru_cache(maxsize=1)
+def _specs() -> dict[str, Spec]:
+    return load_all(ROOT / "specs")
+
+
+def verified_kernels(pairs: Iterable[tuple[str, str]], targets: Iterable[str]) -> dict[tuple[str, str, str], Loaded]:
+    """(op, overload, target) -> (spec, overload, kernel) for every pair on every target, built
+    together; an entry that is missing or not verified fails the calling test, naming it."""
+    specs, registry = _specs(), Registry(ROOT / "generated")
+    plan = []
+    for op, overload in pairs:
+        spec = specs[op]
+        for target in targets:
+            entry = registry.get(op, overload, target)
+            assert entry is not None and entry.status(spec)[0] == "verified", f"{op} {overload} {target}"
+            plan.append((spec, spec.overload(overload), entry))
+    built = build_any([build_job_for(e, s, o) for s, o, e in plan])
+    out = {}
+    for (spec, o, entry), b in zip(plan, built):
+        assert b.ok, b.diagnostics
+        out[(spec.op, o.name, entry.target)] = (spec, o, Kernel(ctypes.CDLL(str(b.library)), entry.signature["c_symbol"], o.sig))
+    return out
+
+
+class LazyKernels(dict):
+    """verified_kernels one at a time, on first use: for tests that touch a few of many entries."""
+
+    def __missing__(self, key: tuple[str, str, str]) -> Loaded:
+        op, overload, target = key
+        self[key] = verified_kernels([(op, overload)], [target])[key]
+        return self[key]

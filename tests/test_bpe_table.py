@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from opgen.bpe_table_references import HEADER, bpe_table_tokenizer, bpe_tokenizer_table
 from opgen.project import PACKAGE_ROOT
 from opgen.references import bpe_encode, wordpiece_slot_hash
-from opgen.spec.model import load_all
+from opgen.spec.model import TARGET_IDS, load_all
 from opgen.verify.bpe_strategies import bpe_table_vocab
 from opgen.verify.ffi import Kernel
-from tests.registry_kernels import served_kernel
+from tests.registry_kernels import verified_kernels
 
 ROOT = PACKAGE_ROOT
 TABLE_OP, ENCODE_OP, OVERLOAD = "opgen.text.bpe_tokenizer_table", "opgen.text.bpe_encode_table", "gemma"
@@ -34,7 +34,7 @@ TEXTS = ["the cat sat on the mat", "", "  two  spaces", "caf\u00e9 \u00fcber \u6
 
 
 def _served(op: str, target: str) -> Kernel:
-    return served_kernel(SPECS[op], OVERLOAD, target)
+    return verified_kernels([(op, OVERLOAD)], [TARGET_IDS[target]])[(op, OVERLOAD, TARGET_IDS[target])][2]
 
 
 @pytest.fixture(scope="module", params=SPECS[ENCODE_OP].targets)

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from opgen.errors import SpecError
 from opgen.project import PACKAGE_ROOT
 from opgen.references import WORDPIECE_TABLE_HEADER, wordpiece_slot_hash, wordpiece_table_vocab, wordpiece_vocab_table
-from opgen.spec.model import load_all, load_spec
+from opgen.spec.model import TARGET_IDS, load_all, load_spec
 from opgen.verify.ffi import Kernel
-from tests.registry_kernels import served_kernel
+from tests.registry_kernels import verified_kernels
 from opgen.verify.strategies import examples
 
 from tests.test_wordpiece import VARIED, hf_encode, model_tokenizer, readme_sentences, vocab  # noqa: F401 (fixtures)
@@ -33,7 +33,7 @@ SPECS = load_all(ROOT / "specs")
 
 
 def _served(op: str, target: str) -> Kernel:
-    return served_kernel(SPECS[op], OVERLOAD, target)
+    return verified_kernels([(op, OVERLOAD)], [TARGET_IDS[target]])[(op, OVERLOAD, TARGET_IDS[target])][2]
 
 
 @pytest.fixture(scope="module", params=SPECS[ENCODE_OP].targets)
