@@ -219,6 +219,28 @@ ILL_TYPED = [
      "changing the parameter 'd' in place", "copy it first: out = dict(d)"),
     ("+= on a list parameter", "def f(xs: list[int]) -> list[int]:\n    xs += [1]\n    return xs\n", 1,
      "xs += ... changes the caller's list", "copy it first"),
+    ("+= on an array parameter", "def f(x: npt.NDArray[np.float64]) -> float:\n    x += 1.0\n    return float(x.sum())\n",
+     1, "x += 1.0 writes into the parameter 'x' in place", "x = x.copy()"),
+    ("+= on a parameter rebound on one branch only", "def f(x: npt.NDArray[np.float64], c: bool) -> "
+     "npt.NDArray[np.float64]:\n    if c:\n        x = x * 2.0\n    x -= 1.0\n    return x\n", 3,
+     "x -= 1.0 writes into the parameter 'x' in place", "make a new array instead"),
+    ("in-place method on a tensor parameter", "import torch\n\n\ndef f(t: torch.Tensor) -> torch.Tensor:\n"
+     "    t.mul_(2.0)\n    return t\n", 4, "t.mul_(2.0) writes into the parameter 't' in place", "t.clone()"),
+    ("+= on an array another name holds", "def f(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:\n"
+     "    y = x.copy()\n    z = y\n    y += 1.0\n    return z\n", 3,
+     "writes into y in place, and z (line 14) may be y", "copy it"),
+    ("*= through a view", "def f(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:\n"
+     "    y = x.copy()\n    v = y[1:]\n    v *= 2.0\n    return y\n", 3,
+     "v *= 2.0 (line 15) writes into v in place, and v may be the array y", "copy first"),
+    ("+= of a float into an int array", "def f(x: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:\n"
+     "    y = x.copy()\n    y += 1.5\n    return y\n", 2,
+     "the result is float64 and y is int64; NumPy cannot write it into y in place", "a new name"),
+    ("/= of a torch int tensor", "import torch\n\n\ndef f(t: torch.Tensor) -> torch.Tensor:\n"
+     "    u = t.to(torch.int64)\n    u /= 2\n    return u\n", 5,
+     "the result is float32 and u is int64; torch cannot write it into u in place", "a new name"),
+    ("fill_ with a tensor", "import torch\n\n\ndef f(t: torch.Tensor) -> torch.Tensor:\n"
+     "    u = t.clone()\n    u.fill_(t.sum())\n    return u\n", 5,
+     "u.fill_(t.sum()): fill_ with a tensor value is not supported", "u.fill_(float(v))"),
     ("get without default", "def f(d: dict[str, int]) -> int:\n    return d.get('a')\n", 1,
      "d.get(k) gives None for a missing key", "pass a default"),
     ("array item assignment through an index list", "def f(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:\n"

@@ -157,6 +157,16 @@ class Case:
 
 
 @st.composite
+def array_and_operand(draw, dtype: type, elements: st.SearchStrategy, as_torch: bool = False) -> tuple:
+    """An array and a second one that broadcasts to its shape in most draws (the same shape, or a
+    trailing part of it) and has any shape in the rest (where an in-place write raises)."""
+    shape = draw(ARRAY_SHAPES)
+    other = draw(st.one_of(st.just(shape), st.integers(0, len(shape)).map(lambda k: shape[k:]), ARRAY_SHAPES))
+    a, b = draw(hnp.arrays(dtype, shape, elements=elements)), draw(hnp.arrays(dtype, other, elements=elements))
+    return (torch.from_numpy(a), torch.from_numpy(b)) if as_torch else (a, b)
+
+
+@st.composite
 def table_and_ids(draw) -> tuple:
     """A table and token ids mostly in its range (-n..n-1), now and then one past it (IndexError)."""
     n, d = draw(st.integers(0, 5)), draw(st.integers(1, 4))
@@ -440,6 +450,16 @@ CASES: dict[str, Case] = {
     # any floats, subnormal spans (the step underflows to 0), inf and nan included: NumPy's own arithmetic
     "histogram_edges": Case(st.tuples(st.floats(), st.floats(), st.integers(-3, 40))),
     "sample_times": Case(st.tuples(st.floats(), st.integers(-2, 40))),
+    # In-place arithmetic: an operand that fits the array in most draws, any shape in the rest.
+    "center_and_scale": Case(rtol=1e-9, atol=1e-12),
+    "biased_counts": Case(array_and_operand(np.int64, st.integers(-1000, 1000))),
+    "f32_accumulates_f64": Case(array_and_operand(np.float64, st.floats(-10, 10)).map(
+        lambda pair: (pair[0].astype(np.float32), pair[1]))),
+    "damped_update": Case(array_and_operand(np.float64, st.floats(-10, 10)).flatmap(
+        lambda pair: st.tuples(st.just(pair[0]), st.just(pair[1]), st.integers(-2, 8)))),
+    "torch_residual": Case(array_and_operand(np.float32, st.floats(-5, 5, width=32), as_torch=True)),
+    "torch_augmented": Case(rtol=1e-5, atol=1e-5),
+    "reset_and_copy": Case(array_and_operand(np.float32, st.floats(-5, 5, width=32), as_torch=True)),
     "frame_peaks": Case(st.tuples(hnp.arrays(np.float32, st.integers(0, 12), elements=st.floats(-5, 5, width=32)),
                                   st.integers(-3, 5))),
     "identity_blend": Case(st.tuples(hnp.arrays(np.float64, st.integers(0, 4).map(lambda n: (n, n)),

@@ -75,7 +75,7 @@ def always_array(e: ir.Expr) -> bool:
 
 def check(fn: ir.Function) -> None:
     """Raise CompileError at the first array item assignment of ``fn`` that a rebinding cannot stand for."""
-    writes = [s for s in _statements(fn.body) if isinstance(s, ir.SetItem) and s.rebind]
+    writes = [s for s in ir.walk_statements(fn.body) if isinstance(s, ir.SetItem) and s.rebind]
     if not writes:
         return
     written = {s.name for s in writes}
@@ -87,23 +87,25 @@ def check(fn: ir.Function) -> None:
             first = next(w for w in writes if w.name == name)
             what = "the parameter" if other in params else "the array"
             raise CompileError(
-                f"{name}[...] = ... (line {first.line}) writes into {name} in place, and {name} may be {what} "
+                f"{_written(first)} (line {first.line}) writes into {name} in place, and {name} may be {what} "
                 f"{other} or a view of it (bound at line {s.line}): Python changes {other} too, a compiled "
                 "function cannot", where=f"{fn.path}:{first.line}",
                 hint=f"copy first: {name} = {other}.copy() (NumPy) or {name} = {other}.clone() (torch)")
         for w in sorted(held & written):
             first = next(x for x in writes if x.name == w)
             raise CompileError(
-                f"{w}[...] = ... (line {first.line}) writes into {w} in place, and {name} (line {s.line}) may be "
+                f"{_written(first)} (line {first.line}) writes into {w} in place, and {name} (line {s.line}) may be "
                 f"{w} or a view of it: Python changes {name} too, a compiled function cannot",
                 where=f"{fn.path}:{first.line}",
                 hint=f"copy it: {name} = {w}.copy() (NumPy) or {w}.clone() (torch), or write into a copy of {w}")
 
     # Only then (a parameter or a view is the likelier mistake): NumPy scalars where an array is 0-d.
+    # Not for `a += v`: on a NumPy scalar it rebinds a in Python too, which is what compiled code does.
+    item_written = {s.name for s in writes if s.augmented is None}
     for s, name, value in _bindings(fn):
-        if name in written and not isinstance(s, ir.SetItem) and getattr(value, "flavor", None) != flavor.TORCH \
+        if name in item_written and not isinstance(s, ir.SetItem) and getattr(value, "flavor", None) != flavor.TORCH \
                 and not always_array(value):  # a NumPy array, or one of no known library (it may be NumPy's)
-            first = next(w for w in writes if w.name == name)
+            first = next(w for w in writes if w.name == name and w.augmented is None)
             raise CompileError(
                 f"{name}[...] = ... (line {first.line}) writes into {name}, bound at line {s.line} to a NumPy result "
                 f"that is a NumPy scalar, not an array, where it is 0-d (Python raises TypeError there)",
@@ -111,11 +113,8 @@ def check(fn: ir.Function) -> None:
                 hint=f"copy it into an array first: {name} = np.copy(...) (a copy is an array of any shape)")
 
 
-def _statements(stmts: list[ir.Stmt]):
-    for s in stmts:
-        yield s
-        for block in ir.blocks(s):
-            yield from _statements(block)
+def _written(s: ir.SetItem) -> str:
+    return s.augmented or f"{s.name}[...] = ..."
 
 
 def _bindings(fn: ir.Function):
@@ -130,7 +129,7 @@ def _bindings(fn: ir.Function):
         return t is None or t.kind == "tensor" or (t.kind == "tuple" and any(i.kind in ("tensor", "tuple")
                                                                              for i in t.items))
 
-    for s in _statements(fn.body):
+    for s in ir.walk_statements(fn.body):
         if isinstance(s, (ir.Assign, ir.SetItem)) and holds_array(s.name):
             if isinstance(s, ir.Assign) or s.rebind:
                 yield s, s.name, s.value

@@ -593,7 +593,7 @@ class _Emitter:
         parts = [self.index_part(p, torch) for p in e.view.parts]
         t = self.temp()
         self.out.add(f"opgen::compiled::Region {t} = opgen::compiled::region({base}, {{{', '.join(parts)}}}, {value}, "
-                     f"{'true' if torch else 'false'});  // the region a[...] = v writes")
+                     f"{'true' if torch else 'false'}{', true' if e.in_place else ''});  // the region a[...] = v writes")
         self.regions[id(e)] = t
         return f"{t}.value"
 

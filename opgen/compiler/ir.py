@@ -339,6 +339,7 @@ class Region(Expr):
     view: Subscript | None = None
     value: Expr | None = None
     of: Region | None = None
+    in_place: bool = False  # an augmented operator's write: v must have a's shape (see opgen::compiled::region)
 
     @property
     def children(self) -> list[Expr]:
@@ -380,6 +381,12 @@ class SetItem(Stmt):
     value: Expr
     parts: list[IndexPart] | None = None
     rebind: bool = False
+    # `a += v` (or `t.add_(v)`, `t.copy_(src)`) of an array: NumPy and torch write the result into
+    # a's own memory, so type propagation makes it `a[...] = a + v` (`a[...] = src`), the value of
+    # a's own shape (the statement as written, for messages); `same_kind`: the value is an op's
+    # result, written under the library's in-place casting rule (copy_ and fill_ convert anything)
+    augmented: str | None = None
+    same_kind: bool = True
 
 
 @dataclass(eq=False)
@@ -471,6 +478,14 @@ def blocks(s: Stmt) -> list[list[Stmt]]:
     if isinstance(s, Try):
         out += [h.body for h in s.handlers] + [s.finalbody]
     return out
+
+
+def walk_statements(stmts: list[Stmt]):
+    """Every statement of ``stmts`` and of the blocks nested in them, in order."""
+    for s in stmts:
+        yield s
+        for block in blocks(s):
+            yield from walk_statements(block)
 
 
 @dataclass

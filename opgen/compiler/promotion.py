@@ -58,6 +58,16 @@ def category(dtype: str) -> int:
     return 0 if dtype == "bool" else 2 if dtype in FLOATS else 1
 
 
+def same_kind(result: str, into: str) -> bool:
+    """Whether NumPy writes a ``result`` array into an ``into`` one under 'same_kind' casting (what
+    ``a += v`` does): safe casts and casts within a kind (float64 into float32, uint8 into int64), never
+    a float into an int nor an int into a bool. ml_dtypes' bfloat16 counts as a float."""
+    try:
+        return bool(np.can_cast(np.dtype(result), np.dtype(into), "same_kind"))
+    except TypeError:  # a dtype NumPy does not name (bfloat16): by category
+        return category(result) <= category(into)
+
+
 def numpy_pair(a: str, b: str) -> str:
     """``numpy.result_type(a, b)`` of two array dtypes (bfloat16 as ml_dtypes registers it)."""
     if a == b or b == "bool":

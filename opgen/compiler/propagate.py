@@ -209,7 +209,9 @@ class Propagator:
         """Types a block; returns the names surely assigned after it and whether it never falls
         through (every path returns, or loops forever)."""
         assigned = set(assigned)
-        for s in stmts:
+        for at, s in enumerate(stmts):
+            if isinstance(s, ir.Assign) and s.inplace and getattr(self.vars.get(s.name), "kind", None) == "tensor":
+                s = stmts[at] = self.array_augmented(s)  # `a += v` writes into a's memory: a[...] = a + v
             if isinstance(s, ir.Assign):
                 self.assign(s, assigned)
                 assigned.add(s.name)
@@ -518,6 +520,37 @@ class Propagator:
         s.value = self.coerce(s.value, t, have.elem, f"{s.name} is {have}; cannot append a {t}",
                               "append values of the list's element type")
 
+    def array_augmented(self, s: ir.Assign) -> ir.SetItem:
+        """``a += v`` (and the other augmented operators, and torch's ``t.add_(v)``) where ``a`` is an
+        array: NumPy and torch compute ``a + v`` and write it into ``a``'s own memory (``np.add(a, v,
+        out=a)``), so every name holding ``a`` or a view of it sees the change, the caller too when ``a``
+        is an argument. Compiled as the item assignment ``a[...] = a + v`` it means: a rebinding where
+        opgen.compiler.aliasing proves no other name can tell, refused otherwise."""
+        written = getattr(s.value, "source", None) or f"{s.name} op= ..."
+        if s.name in self.params and not _rebound_before(self.fn.body, s.name, s):
+            raise self.error(s, f"{written} writes into the parameter {s.name!r} in place (as NumPy's and torch's "
+                                "augmented operators and torch's in-place methods do): Python changes the caller's "
+                                "array, a compiled function cannot",
+                             f"make a new array instead ({s.name} = {s.name} + ...), or copy first: "
+                             f"{s.name} = {s.name}.copy() (NumPy) or {s.name} = {s.name}.clone() (torch)")
+        return ir.SetItem(s.line, s.name, None, s.value, [ir.IndexPart("ellipsis")], augmented=written)
+
+    def check_in_place_cast(self, s: ir.SetItem, have: Type, t: Type) -> None:
+        """NumPy writes an augmented result into the array under 'same_kind' casting and torch under its
+        own casting rule (no float into an int tensor, nothing but bool into bool): both raise otherwise,
+        whatever the values, so opgen compile refuses it (the Python function always raises there)."""
+        into, result = have.dtype.name, t.dtype.name
+        if self.flavors.get(s.name) == flavor.TORCH:
+            allowed = promotion.category(result) <= promotion.category(into)
+            library, error = "torch", "RuntimeError"
+        else:
+            allowed = promotion.same_kind(result, into)
+            library, error = "NumPy", "UFuncTypeError"
+        if not allowed:
+            raise self.error(s, f"{s.augmented}: the result is {result} and {s.name} is {into}; {library} cannot "
+                                f"write it into {s.name} in place and raises {error}",
+                             f"make a new array: {s.name}2 = {s.name} ... (a new name, of the result's dtype)")
+
     def set_item(self, s: ir.SetItem, assigned: set[str]) -> None:
         """``xs[i] = v`` and ``d[k] = v`` (Python evaluates v, then the container, then the index)."""
         have = self.vars.get(s.name)
@@ -530,6 +563,12 @@ class Propagator:
                              if have.kind == "tensor" else "build a new list with a comprehension instead")
         t = self.expr(s.value, assigned)
         if have.kind == "tensor":
+            if s.augmented is not None and s.same_kind and not s.rebind and t.kind == "tensor":
+                self.check_in_place_cast(s, have, t)
+            if s.augmented is not None and ".fill_(" in s.augmented and t.kind == "tensor":
+                # torch takes a 0-d tensor too and raises for any other: a rank compiled code cannot see
+                raise self.error(s, f"{s.augmented}: fill_ with a tensor value is not supported by opgen compile",
+                                 f"pass a number: {s.name}.fill_(float(v))")
             self.array_set_item(s, have, t, assigned)
             return
         if s.parts is not None:
@@ -657,7 +696,7 @@ class Propagator:
         else:
             raise self.error(s, f"storing a {t} into {target} is not supported by opgen compile (a number or an array "
                                 "is)", "make it an array first: np.asarray(v, dtype=...) outside the loop")
-        region = ir.Region(s.line, "value", view=view, value=value)
+        region = ir.Region(s.line, "value", view=view, value=value, in_place=s.augmented is not None)
         region.type, region.flavor = have, base_flavor
         starts, steps = (ir.Region(s.line, what, of=region) for what in ("starts", "steps"))
         starts.type = steps.type = list_of(INT)
@@ -2321,6 +2360,20 @@ def _names_where(stmts: list[ir.Stmt], picks) -> set[str]:
 def _appended_names(stmts: list[ir.Stmt]) -> set[str]:
     """Containers changed in place: appended to, extended, or assigned into."""
     return _names_where(stmts, lambda s: isinstance(s, (ir.Append, ir.SetItem)))
+
+
+def _rebound_before(body: list[ir.Stmt], name: str, stmt: ir.Stmt) -> bool:
+    """Whether a statement at the top level of the function's body binds ``name`` anew (``x = x - m``)
+    before the top-level statement holding ``stmt``: every path to ``stmt`` then passes it, so ``name``
+    no longer holds the argument there."""
+    for top in body:
+        if any(inner is stmt for inner in ir.walk_statements([top])):
+            return False
+        if isinstance(top, ir.Assign) and top.name == name and not top.inplace:
+            return True
+        if isinstance(top, ir.Unpack) and name in ir.target_names(top.target):
+            return True
+    return False
 
 
 def _inplace_names(stmts: list[ir.Stmt]) -> set[str]:

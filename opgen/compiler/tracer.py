@@ -55,6 +55,12 @@ CATCHABLE: dict[str, tuple[str, ...]] = {
     "LookupError": ("IndexError", "KeyError"), "Exception": RAISABLE, "BaseException": RAISABLE,
 }
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+# torch's in-place methods that store a value into the tensor (t[...] = v) rather than an op's result,
+# with how many arguments each takes.
+_STORING_METHODS = {"fill_": 1, "zero_": 0, "copy_": 1}
+# torch's in-place arithmetic methods of one argument: the augmented operator they are.
+_OPERATOR_METHODS = {"add_": ast.Add, "sub_": ast.Sub, "mul_": ast.Mult, "div_": ast.Div, "true_divide_": ast.Div,
+                     "floor_divide_": ast.FloorDiv, "remainder_": ast.Mod, "pow_": ast.Pow}
 SCALAR_TYPES = {int: INT, float: FLOAT, bool: BOOL, str: STR}  # the type a literal default says
 UNARY_OPS = {ast.USub: "operator.neg", ast.UAdd: "operator.pos", ast.Invert: "operator.invert"}
 # Builtins the compiler implements itself (see ir.Builtin), and those only meaningful where Python iterates.
@@ -348,6 +354,34 @@ class Tracer:
                                        self.block(h.body)))
         return ir.Try(s.lineno, self.block(s.body), handlers, self.block(s.orelse), self.block(s.finalbody))
 
+    def in_place_method(self, s: ast.stmt, call: ast.Call) -> ir.Stmt:
+        """torch's in-place methods as statements: ``t.add_(v)`` is ``t += v`` (the out-of-place method's
+        result written into t's memory, under torch's casting rule), ``t.fill_(v)`` / ``t.zero_()`` /
+        ``t.copy_(src)`` are ``t[...] = v`` (cast to t's dtype, broadcast to its shape). Either way type
+        propagation compiles the write as a rebinding where no other name can tell, and refuses it
+        otherwise (see opgen.compiler.aliasing)."""
+        owner, method, written = call.func.value, call.func.attr, ast.unparse(call)
+        if not isinstance(owner, ast.Name):
+            raise self.error(s, f"{written}: an in-place method of an expression is not supported by opgen compile",
+                             f"call it on a variable: t = ...; t.{method}(...)")
+        if method in _STORING_METHODS:
+            wanted = _STORING_METHODS[method]
+            if len(call.args) != wanted or call.keywords:
+                raise self.error(s, f"{written}: {method}() takes {wanted} positional argument{'s' * (wanted != 1)}")
+            value = self.expr(call.args[0]) if wanted else ir.Const(s.lineno, False)  # False: 0 in every dtype
+            return ir.SetItem(s.lineno, owner.id, None, value, [ir.IndexPart("ellipsis")], augmented=written,
+                              same_kind=False)
+        if method in _OPERATOR_METHODS and len(call.args) == 1 and not call.keywords:  # t.mul_(2.0): t *= 2.0
+            value = ir.Op(s.lineno, BINARY_OPS[_OPERATOR_METHODS[method]],
+                          [ir.Var(s.lineno, owner.id), self.expr(call.args[0])], {}, written)
+            return ir.Assign(s.lineno, owner.id, value, inplace=True)
+        out_of_place = ast.copy_location(ast.Call(ast.Attribute(owner, method[:-1], ast.Load()), call.args,
+                                                  call.keywords), call)
+        value = self.expr(out_of_place)
+        if hasattr(value, "source"):
+            value.source = written  # messages name the call as written
+        return ir.Assign(s.lineno, owner.id, value, inplace=True)
+
     def stmt(self, s: ast.stmt) -> list[ir.Stmt]:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
@@ -382,6 +416,9 @@ class Tracer:
                 if len(call.args) != 1 or call.keywords:
                     raise self.error(s, f"{method} takes exactly one argument")
                 return [ir.Append(s.lineno, owner.id, self.expr(call.args[0]), extend=method == "extend")]
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr.endswith("_") \
+                    and not call.func.attr.startswith("_"):
+                return [self.in_place_method(s, call)]
             if isinstance(call, ast.Constant) and isinstance(call.value, str):
                 return []  # a string used as a comment
             if isinstance(call, ast.Call) and self.builtin_name(call.func) == "print":

@@ -422,7 +422,11 @@ inline std::string shape_text(const std::vector<int64_t>& shape, bool torch) {
   return s + (torch ? "]" : shape.size() == 1 ? ",)" : ")");
 }
 
-inline Region region(const Array& a, const std::vector<IndexPart>& parts, const Array& value, bool torch) {
+// in_place: the write of an augmented operator (a += v, torch's t.add_(v)), whose value is a's
+// broadcast with v: it must have a's own shape, no leading dims of 1 dropped (NumPy's ValueError
+// "non-broadcastable output operand", torch's RuntimeError otherwise).
+inline Region region(const Array& a, const std::vector<IndexPart>& parts, const Array& value, bool torch,
+                     bool in_place = false) {
   const std::vector<int64_t> view_shape = a.subscript(parts).shape();  // the read's checks and errors
   const int nd = a.ndim();
   int named = 0;
@@ -455,7 +459,7 @@ inline Region region(const Array& a, const std::vector<IndexPart>& parts, const 
   const std::vector<int64_t>& vshape = value.shape();
   const std::vector<int64_t> vstrides = value.strides();
   size_t skip = 0;
-  while (vshape.size() - skip > view_shape.size() && vshape[skip] == 1) ++skip;
+  while (!in_place && vshape.size() - skip > view_shape.size() && vshape[skip] == 1) ++skip;
   bool fits = vshape.size() - skip <= view_shape.size();
   std::vector<int64_t> stride_of(view_shape.size(), 0);  // value's stride along each view dim
   for (size_t j = 0; fits && j < vshape.size() - skip; ++j) {
@@ -464,6 +468,13 @@ inline Region region(const Array& a, const std::vector<IndexPart>& parts, const 
       stride_of[w] = vshape[v] == 1 ? 0 : vstrides[v];
     else
       fits = vshape[v] == 1;
+  }
+  if (!fits && in_place) {
+    if (!torch)
+      raise(ErrorKind::Value, "non-broadcastable output operand with shape " + shape_text(view_shape, false) +
+                                  " doesn't match the broadcast shape " + shape_text(vshape, false));
+    raise(ErrorKind::Internal, "output with shape " + shape_text(view_shape, true) +
+                                   " doesn't match the broadcast shape " + shape_text(vshape, true));
   }
   if (!fits) {
     if (!torch)
