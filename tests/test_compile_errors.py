@@ -49,7 +49,12 @@ UNSUPPORTED = [
      "while ... else is not supported by opgen compile", "flag before `break`"),
     ("tuple parameter", "def f(p: tuple[int, int]) -> int:\n    return 0\n", 0,
      "a tuple parameter is not supported", "pass a list"),
-    ("lambda", "def f(x: int) -> int:\n    g = lambda y: y\n    return x\n", 1, "a lambda is not supported", "inline"),
+    ("lambda", "def f(x: int) -> list[int]:\n    return [x, (lambda y: y)]\n", 1, "a lambda here is not supported",
+     "bind it to a name"),
+    ("lambda closure", "def f(x: int) -> int:\n    g = lambda y: y + x\n    return g(1)\n", 1,
+     "x belongs to the enclosing function; a nested function reading it (a closure) is not supported", "parameter"),
+    ("lambda name rebound", "def f(x: int) -> int:\n    g = lambda y: y\n    g = 3\n    return x\n", 1,
+     "g is bound to a function and to another value in f", "another name"),
     # try/except/finally compiles; leaving a finally by return or break, exception kinds the compiled code
     # never raises, and reading the caught exception do not
     ("return in finally", "def f(x: int) -> int:\n    try:\n        y = x\n    finally:\n        return 0\n", 4,

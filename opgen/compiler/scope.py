@@ -65,6 +65,18 @@ def read_module(path: Path) -> ModuleScope:
     return scope
 
 
+def lambda_definition(node: ast.stmt) -> ast.FunctionDef | None:
+    """``name = lambda params: body`` as the function ``def name(params): return body`` it defines (the
+    same parameters, defaults and body, at the lambda's position); None for any other statement."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Lambda)):
+        return None
+    lam = node.value
+    fn = ast.FunctionDef(name=node.targets[0].id, args=lam.args, body=[ast.copy_location(ast.Return(lam.body), lam)],
+                         decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return ast.fix_missing_locations(ast.copy_location(fn, node))
+
+
 def _bind(scope: ModuleScope, node: ast.stmt) -> None:
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -81,6 +93,10 @@ def _bind(scope: ModuleScope, node: ast.stmt) -> None:
     elif isinstance(node, ast.FunctionDef):
         scope.functions[node.name] = node
         scope.other_bindings[node.name] = (node.lineno, "a function")
+    elif (named := lambda_definition(node)) is not None and named.name not in scope.other_bindings \
+            and named.name not in scope.constants:
+        scope.functions[named.name] = named  # `relu = lambda x: ...`: a function, as if written with def
+        scope.other_bindings[named.name] = (node.lineno, "a function")
     elif isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
@@ -93,6 +109,7 @@ def _bind(scope: ModuleScope, node: ast.stmt) -> None:
                 scope.constants.pop(name, None)
                 scope.type_aliases.pop(name, None)
                 scope.other_bindings[name] = (node.lineno, "a name bound more than once at module level")
+                scope.functions.pop(name, None)
                 continue
             if value is None:
                 continue

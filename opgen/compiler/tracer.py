@@ -29,7 +29,7 @@ from opgen.compiler.casts import DTYPE_CONSTANTS
 from opgen.compiler.annotations import parse_annotation
 from opgen.compiler.types import BOOL, FLOAT, INT, STR, TupleType
 from opgen.compiler.errors import CompileError
-from opgen.compiler.scope import ModuleScope, read_module
+from opgen.compiler.scope import ModuleScope, lambda_definition, read_module
 
 BINARY_OPS = {
     ast.Add: "operator.add", ast.Sub: "operator.sub", ast.Mult: "operator.mul", ast.Div: "operator.truediv",
@@ -110,7 +110,8 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ast.Match: ("a match statement", "use if/else"),
     ast.AsyncFor: ("async for", "use a plain for loop"),
     ast.AsyncWith: ("async with", "remove it"),
-    ast.Lambda: ("a lambda", "write the expression inline, or define a function with def"),
+    ast.Lambda: ("a lambda here", "bind it to a name and call that (f = lambda x: ...; f(v)), write the expression "
+                                  "inline, or define a function with def"),
     ast.GeneratorExp: ("a generator expression here", "use a list comprehension [...], or pass it to sum(), "
                                                       "any(), all(), min(), max(), sorted() or list()"),
     ast.SetComp: ("a set comprehension", "use a list comprehension"),
@@ -198,6 +199,10 @@ class Tracer:
         self.enclosing = enclosing  # locals of the function this one is nested in (closures are refused)
         self.locals = _assigned_names(fn)
         self.nested = _nested_functions(fn)
+        for name in sorted(set(self.nested) & self.locals):  # f = lambda ...: ... and f = something else
+            raise self.error(self.nested[name], f"{name} is bound to a function and to another value in {fn.name}; "
+                                                "opgen compile takes a name bound to a lambda or a def as that "
+                                                "function, bound once", f"give the other value another name than {name}")
         self.visible = dict(visible or {})  # functions nested in the functions around this one
         self.comprehension_vars: list[str] = []  # innermost last
         self.loops = 0  # loops around the statement being traced (break/continue need one)
@@ -383,6 +388,8 @@ class Tracer:
         return ir.Assign(s.lineno, owner.id, value, inplace=True)
 
     def stmt(self, s: ast.stmt) -> list[ir.Stmt]:
+        if lambda_definition(s) is not None:
+            return []  # `f = lambda x: ...`: a nested function, traced where it is called (see call())
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 raise self.error(s, "chained assignment (a = b = ...) is not supported by opgen compile",
@@ -1203,6 +1210,8 @@ def _nested_functions(fn: ast.FunctionDef) -> dict[str, ast.FunctionDef]:
         for s in stmts:
             if isinstance(s, ast.FunctionDef):
                 found[s.name] = s
+            elif (named := lambda_definition(s)) is not None:
+                found[named.name] = named  # `f = lambda x: ...`: a nested function, as if written with def
             for attr in ("body", "orelse"):
                 if not isinstance(s, ast.FunctionDef):
                     visit(getattr(s, attr, []) or [])
@@ -1229,12 +1238,15 @@ def _assigned_names(fn: ast.FunctionDef) -> set[str]:
             if isinstance(child, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp, ast.Lambda,
                                   ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
+            if isinstance(child, ast.stmt) and lambda_definition(child) is not None:
+                continue  # `f = lambda x: ...` names a nested function, not a variable (see _nested_functions)
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                 names.add(child.id)
             visit(child)
 
     for stmt in fn.body:
-        visit(stmt)
+        if lambda_definition(stmt) is None:
+            visit(stmt)
     return names
 
 

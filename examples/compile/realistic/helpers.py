@@ -44,3 +44,17 @@ def digit_sum(n: int) -> int:
 
 def last_digit(v):
     return abs(v) % 10
+
+
+_clip01 = lambda v: min(max(v, 0.0), 1.0)
+
+
+def clipped_ramp(xs: list[float], gain: float) -> list[float]:
+    """A module-level lambda used as a small helper: each value scaled and clipped to [0, 1]."""
+    return [_clip01(x * gain) for x in xs]
+
+
+def cleaned_tokens(text: str) -> list[str]:
+    """A nested lambda with a default argument, called twice per word: punctuation stripped, lowered."""
+    clean = lambda w, chars=".,;:!?": w.strip(chars).lower()
+    return [clean(w) for w in text.split() if clean(w)]
