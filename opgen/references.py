@@ -73,6 +73,25 @@ def call_reference(dotted: str, args: list[Any]) -> Any:
     return fn(*args)
 
 
+# The errors a reference raises for arguments its overload may declare as errors (`raises:`).
+DECLARABLE = (OverflowError, ZeroDivisionError, ValueError, IndexError, KeyError, TypeError)
+
+
+class DeclaredError(Exception):
+    """The reference raised an error its overload declares: the arguments have no result, by contract."""
+
+
+def call_declaring(dotted: str, args: list[Any], declared: set[str]) -> Any:
+    """call_reference, with an error of a type named in ``declared`` (the overload's ``raises:``) turned
+    into DeclaredError; any other error propagates as itself (a reference or spec bug)."""
+    try:
+        return call_reference(dotted, args)
+    except DECLARABLE as exc:
+        if type(exc).__name__ in declared:
+            raise DeclaredError(str(exc)) from None
+        raise
+
+
 def int_pow(a: int, b: int) -> int:
     """``a ** b`` for the int overload: Python's result, except that a negative
     exponent (a float in Python) is a ValueError because the native return type is int."""

@@ -37,7 +37,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opgen.errors import SpecError
-from opgen.references import INT64_MAX, INT64_MIN, call_reference, error_scale, resolve
+from opgen.references import INT64_MAX, INT64_MIN, DeclaredError, call_declaring, call_reference, error_scale, resolve
 from opgen.spec.model import Domain, Overload, Spec, Tolerance
 from opgen.spec.source import line_of, load_with_lines
 from opgen.verify.compare import Mismatch, Outcome, compare_scalar, compare_tensor
@@ -149,11 +149,9 @@ def _reference(spec: Spec, overload: Overload, args: dict[str, Any]) -> Any:
               for p in overload.sig.params]
     try:
         with np.errstate(all="ignore"):
-            result = call_reference(spec.reference_for(overload), values)
-    except (OverflowError, ZeroDivisionError, ValueError, IndexError) as exc:
-        if type(exc).__name__ in declared:
-            raise _Raised from None
-        raise
+            result = call_declaring(spec.reference_for(overload), values, declared)
+    except DeclaredError:
+        raise _Raised from None
     r = overload.sig.returns
     if r.name == "int" and not isinstance(result, bool) and not INT64_MIN <= int(result) <= INT64_MAX:
         if "OverflowError" in declared:

@@ -13,13 +13,9 @@ import numpy as np
 
 from opgen.errors import OpgenError
 from opgen.project import Project
-from opgen.references import call_reference
+from opgen.references import DeclaredError, call_declaring
 from opgen.spec.model import Overload, Spec, load_all, load_spec
 from opgen.spec.nativetypes import NativeType
-
-# The errors a reference raises for arguments its overload declares as errors.
-_DECLARABLE = (OverflowError, ZeroDivisionError, ValueError, IndexError, KeyError, TypeError)
-
 
 class NotPrepared(Exception):
     """The preparing op refused the drawn arguments (an error its overload declares)."""
@@ -44,13 +40,11 @@ def prepare(op: str, args: dict[str, Any], param_type: NativeType) -> Any:
     """``op``'s reference result for ``args`` (its parameters by name), as ``param_type`` takes it;
     NotPrepared where the reference raises an error the preparing overload declares."""
     spec, overload = preparing(op)
-    declared = {r.error for r in overload.raises}
     try:
-        result = call_reference(spec.reference_for(overload), [args[p.name] for p in overload.sig.params])
-    except _DECLARABLE as exc:
-        if type(exc).__name__ in declared:
-            raise NotPrepared(str(exc)) from None
-        raise
+        result = call_declaring(spec.reference_for(overload), [args[p.name] for p in overload.sig.params],
+                                {r.error for r in overload.raises})
+    except DeclaredError as exc:
+        raise NotPrepared(str(exc)) from None
     if param_type.is_tensor:
         return np.asarray(result, dtype=param_type.dtype.np).reshape(-1)
     return list(result)

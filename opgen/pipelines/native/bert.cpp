@@ -144,9 +144,7 @@ void load(Bert& m, const std::string& dir) {
   for (auto& s : vocab) pieces.push_back(opgen_string{const_cast<char*>(s.data()), static_cast<int64_t>(s.size())});
   opgen_list table{};
   OPGEN_CALL(K_WORDPIECE_TABLE, pieces.data(), static_cast<int64_t>(pieces.size()), &table);
-  std::unique_ptr<void, void (*)(void*)> owned(table.data, opgen_free);
-  const int64_t* values = static_cast<const int64_t*>(table.data);
-  m.vocab_table.assign(values, values + table.len);
+  m.vocab_table = opgen::pipeline::take_int64_list(table);
 }
 
 // h <- LayerNorm(x + y) over the last dim, for n rows of H.

@@ -283,9 +283,7 @@ __attribute__((visibility("default"))) int32_t opgen_pipeline_set_tokenizer(void
     Gemma& m = *static_cast<Gemma*>(handle);
     opgen_list table{};
     OPGEN_CALL(K_BPE_TABLE, vocab, n_vocab, merges, n_merges, added, n_added, &table);
-    std::unique_ptr<void, void (*)(void*)> owned(table.data, opgen_free);
-    const int64_t* values = static_cast<const int64_t*>(table.data);
-    m.tokenizer.assign(values, values + table.len);
+    m.tokenizer = opgen::pipeline::take_int64_list(table);
     return 0;
   } catch (const std::exception& e) {
     return opgen::pipeline::fail(err, OPGEN_VALUE_ERROR, e.what());

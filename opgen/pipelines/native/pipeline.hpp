@@ -160,6 +160,13 @@ void truncate_with(Normalize normalize, const float* x, int64_t B, int64_t dim, 
   check(normalize(in.in(), 2.0, int64_t{1}, 1e-12, o.out(), &err), err, "normalize (Matryoshka truncation)");
 }
 
+// An int64 list a kernel returned (a tokenizer's prepared table), copied out and released.
+inline std::vector<int64_t> take_int64_list(opgen_list list) {
+  std::unique_ptr<void, void (*)(void*)> owned(list.data, opgen_free);
+  const int64_t* values = static_cast<const int64_t*>(list.data);
+  return std::vector<int64_t>(values, values + list.len);
+}
+
 // Heads back side by side: ctx holds (heads, S, D) contiguous; row s of rows (width
 // apart) gets head h's vector at column h*D.
 inline void merge_heads(const float* ctx, int64_t heads, int64_t S, int64_t D, float* rows, int64_t width) {
