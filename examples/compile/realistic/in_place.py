@@ -23,7 +23,7 @@ def center_and_scale(x: F64) -> F64:
     return x
 
 
-def running_total(rows: F32) -> F32:
+def row_accumulator(rows: F32) -> F32:
     """Sum the rows of a 2-d array into an accumulator, then halve it (a 1-d input sums its elements)."""
     acc = np.zeros(rows.shape[1:], dtype=np.float32)
     for r in rows:
