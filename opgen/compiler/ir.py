@@ -383,10 +383,12 @@ class SetItem(Stmt):
     rebind: bool = False
     # `a += v` (or `t.add_(v)`, `t.copy_(src)`) of an array: NumPy and torch write the result into
     # a's own memory, so type propagation makes it `a[...] = a + v` (`a[...] = src`), the value of
-    # a's own shape (the statement as written, for messages); `same_kind`: the value is an op's
-    # result, written under the library's in-place casting rule (copy_ and fill_ convert anything)
+    # a's own shape (the statement as written, for messages). `in_place_value` says what the value
+    # may be: "result", an op's result, written back under the library's in-place casting rule;
+    # "any" (copy_), any dtype, converted; "number" (fill_), a number only (torch takes a 0-d tensor
+    # too and raises for any other: a rank compiled code cannot see).
     augmented: str | None = None
-    same_kind: bool = True
+    in_place_value: str = "result"
 
 
 @dataclass(eq=False)

@@ -563,12 +563,12 @@ class Propagator:
                              if have.kind == "tensor" else "build a new list with a comprehension instead")
         t = self.expr(s.value, assigned)
         if have.kind == "tensor":
-            if s.augmented is not None and s.same_kind and not s.rebind and t.kind == "tensor":
-                self.check_in_place_cast(s, have, t)
-            if s.augmented is not None and ".fill_(" in s.augmented and t.kind == "tensor":
-                # torch takes a 0-d tensor too and raises for any other: a rank compiled code cannot see
-                raise self.error(s, f"{s.augmented}: fill_ with a tensor value is not supported by opgen compile",
-                                 f"pass a number: {s.name}.fill_(float(v))")
+            if s.augmented is not None and not s.rebind and t.kind == "tensor":
+                if s.in_place_value == "result":
+                    self.check_in_place_cast(s, have, t)
+                elif s.in_place_value == "number":
+                    raise self.error(s, f"{s.augmented}: fill_ with a tensor value is not supported by opgen compile",
+                                     f"pass a number: {s.name}.fill_(float(v))")
             self.array_set_item(s, have, t, assigned)
             return
         if s.parts is not None:

@@ -55,9 +55,9 @@ CATCHABLE: dict[str, tuple[str, ...]] = {
     "LookupError": ("IndexError", "KeyError"), "Exception": RAISABLE, "BaseException": RAISABLE,
 }
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
-# torch's in-place methods that store a value into the tensor (t[...] = v) rather than an op's result,
-# with how many arguments each takes.
-_STORING_METHODS = {"fill_": 1, "zero_": 0, "copy_": 1}
+# torch's in-place methods that store a value into the tensor (t[...] = v) rather than an op's result:
+# how many arguments each takes, and what its value may be (ir.SetItem.in_place_value).
+_STORING_METHODS = {"fill_": (1, "number"), "zero_": (0, "number"), "copy_": (1, "any")}
 # torch's in-place arithmetic methods of one argument: the augmented operator they are.
 _OPERATOR_METHODS = {"add_": ast.Add, "sub_": ast.Sub, "mul_": ast.Mult, "div_": ast.Div, "true_divide_": ast.Div,
                      "floor_divide_": ast.FloorDiv, "remainder_": ast.Mod, "pow_": ast.Pow}
@@ -370,12 +370,12 @@ class Tracer:
             raise self.error(s, f"{written}: an in-place method of an expression is not supported by opgen compile",
                              f"call it on a variable: t = ...; t.{method}(...)")
         if method in _STORING_METHODS:
-            wanted = _STORING_METHODS[method]
+            wanted, kind = _STORING_METHODS[method]
             if len(call.args) != wanted or call.keywords:
                 raise self.error(s, f"{written}: {method}() takes {wanted} positional argument{'s' * (wanted != 1)}")
             value = self.expr(call.args[0]) if wanted else ir.Const(s.lineno, False)  # False: 0 in every dtype
             return ir.SetItem(s.lineno, owner.id, None, value, [ir.IndexPart("ellipsis")], augmented=written,
-                              same_kind=False)
+                              in_place_value=kind)
         if method in _OPERATOR_METHODS and len(call.args) == 1 and not call.keywords:  # t.mul_(2.0): t *= 2.0
             value = ir.Op(s.lineno, BINARY_OPS[_OPERATOR_METHODS[method]],
                           [ir.Var(s.lineno, owner.id), self.expr(call.args[0])], {}, written)
@@ -1244,9 +1244,7 @@ def _assigned_names(fn: ast.FunctionDef) -> set[str]:
                 names.add(child.id)
             visit(child)
 
-    for stmt in fn.body:
-        if lambda_definition(stmt) is None:
-            visit(stmt)
+    visit(ast.Module(body=fn.body, type_ignores=[]))  # the body's statements are children there, checked as such
     return names
 
 

@@ -17,6 +17,7 @@ from opgen.references import DeclaredError, call_declaring
 from opgen.spec.model import Overload, Spec, load_all, load_spec
 from opgen.spec.nativetypes import NativeType
 
+
 class NotPrepared(Exception):
     """The preparing op refused the drawn arguments (an error its overload declares)."""
 
